@@ -1,0 +1,53 @@
+// Control-plane credentials and workspace (tenant) selection.
+
+import type { IncomingHttpHeaders } from 'node:http'
+import type { onRequestHookHandler } from 'fastify'
+import type { Config } from './config.js'
+import { ApiError, type PydanticError } from './errors.js'
+import { compile, INVALID } from './validation/pydantic.js'
+import { Uuid } from './schemas/common.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The workspace the request acts in (lowercase UUID). */
+    tenantId: string
+  }
+}
+
+const first = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value)
+
+/** `X-Api-Key`, else `Authorization: Bearer <token>`; header names are case-insensitive (Node lowercases them). */
+export function credentialOf(headers: IncomingHttpHeaders): string | undefined {
+  const apiKey = first(headers['x-api-key'])?.trim()
+  if (apiKey) return apiKey
+  const bearer = /^bearer\s+(\S+)\s*$/i.exec(first(headers.authorization) ?? '')
+  return bearer?.[1]
+}
+
+const checkTenant = compile(Uuid())
+
+/**
+ * The control plane's gate: a credential is required (any non-empty one, or one of
+ * `HANGAR_API_KEYS`), then `X-Tenant-Id` picks the workspace (a UUID), defaulting to
+ * `HANGAR_DEFAULT_TENANT` unless `HANGAR_REQUIRE_TENANT` demands the header.
+ */
+export function controlPlaneAuth(config: Pick<Config, 'apiKeys' | 'defaultTenant' | 'requireTenant'>): onRequestHookHandler {
+  const accepted = new Set(config.apiKeys)
+  return (request, _reply, done) => {
+    const credential = credentialOf(request.headers)
+    if (credential === undefined) return done(ApiError.unauthorized('Missing authentication headers'))
+    if (accepted.size > 0 && !accepted.has(credential)) return done(ApiError.unauthorized('Invalid token'))
+
+    const header = first(request.headers['x-tenant-id'])
+    if (header === undefined || header === '') {
+      if (config.requireTenant) return done(ApiError.forbidden('requires workspace specification'))
+      request.tenantId = config.defaultTenant
+      return done()
+    }
+    const errors: PydanticError[] = []
+    const tenant = checkTenant(header, ['header', 'x-tenant-id'], errors)
+    if (tenant === INVALID) return done(ApiError.validation(errors))
+    request.tenantId = tenant as string
+    done()
+  }
+}

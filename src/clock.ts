@@ -1,0 +1,59 @@
+import { EventEmitter } from 'node:events'
+
+/**
+ * The one source of "now" for everything that moves over time (revisions, run delays, token expiry).
+ *
+ * A clock follows system time, optionally shifted by an offset, or stands still (frozen). Tests use
+ * a frozen clock and move it with `advance`/`set`; the admin API moves the running server's clock the
+ * same way. Every jump emits `change`, so whatever waits on the clock can look again.
+ */
+export class Clock extends EventEmitter<{ change: [now: number] }> {
+  #offset = 0
+  #frozenAt: number | undefined
+
+  /** A clock that follows system time. */
+  static system(): Clock {
+    return new Clock()
+  }
+
+  /** A frozen clock that only moves when told; `start` is epoch milliseconds. */
+  static manual(start: number | Date = Date.UTC(2025, 0, 1)): Clock {
+    const clock = new Clock()
+    clock.#frozenAt = typeof start === 'number' ? start : start.getTime()
+    return clock
+  }
+
+  now(): number {
+    return this.#frozenAt ?? Date.now() + this.#offset
+  }
+
+  get frozen(): boolean {
+    return this.#frozenAt !== undefined
+  }
+
+  /** Stop the clock at the current instant. */
+  freeze(): void {
+    this.#frozenAt = this.now()
+    this.emit('change', this.now())
+  }
+
+  /** Let the clock run again from where it stands (time does not jump back to the system time). */
+  unfreeze(): void {
+    if (this.#frozenAt === undefined) return
+    this.#offset = this.#frozenAt - Date.now()
+    this.#frozenAt = undefined
+    this.emit('change', this.now())
+  }
+
+  /** Jump to an instant (epoch milliseconds); a running clock keeps running from there. */
+  set(to: number): void {
+    if (this.#frozenAt !== undefined) this.#frozenAt = to
+    else this.#offset = to - Date.now()
+    this.emit('change', this.now())
+  }
+
+  /** Move forward (or back, with a negative value) by `ms` milliseconds. */
+  advance(ms: number): void {
+    this.set(this.now() + ms)
+  }
+}

@@ -1,0 +1,136 @@
+import { parseArgs } from 'node:util'
+import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+import { RevisionSpeed } from './lifecycle/revisions.js'
+import { StringEnum } from './schemas/common.js'
+
+/** Every setting of hangar. Environment variables and CLI flags are parsed into this once. */
+export const Config = Type.Object({
+  port: Type.Integer({ minimum: 0, maximum: 65535 }),
+  host: Type.String({ minLength: 1 }),
+  db: Type.String({ minLength: 1 }),
+  apiKeys: Type.Array(Type.String({ minLength: 1 })),
+  defaultTenant: Type.String({ format: 'uuid' }),
+  requireTenant: Type.Boolean(),
+  revisionSpeed: StringEnum(RevisionSpeed),
+  logLevel: StringEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+  bodyLimit: Type.Integer({ minimum: 1 }),
+  tickMs: Type.Integer({ minimum: 10 }),
+})
+export type Config = Static<typeof Config>
+
+/** hangar's default workspace id: ends in the hex of "hangar". */
+export const DEFAULT_TENANT = '00000000-0000-4000-8000-68616e676172'
+
+type Kind = 'string' | 'integer' | 'boolean' | 'list'
+interface Setting {
+  key: keyof Config
+  env: string
+  flag: string
+  kind: Kind
+  default: Config[keyof Config]
+  help: string
+}
+
+/** The settings table: the single place that names every setting, its env var, flag and default. */
+export const SETTINGS: readonly Setting[] = [
+  { key: 'port', env: 'PORT', flag: 'port', kind: 'integer', default: 8123, help: 'TCP port; 0 picks a free one' },
+  { key: 'host', env: 'HOST', flag: 'host', kind: 'string', default: '127.0.0.1', help: 'interface to listen on (0.0.0.0 for all)' },
+  { key: 'db', env: 'HANGAR_DB', flag: 'db', kind: 'string', default: './.hangar/hangar.db', help: 'SQLite file (directory created on demand) or :memory:' },
+  { key: 'apiKeys', env: 'HANGAR_API_KEYS', flag: 'api-keys', kind: 'list', default: [], help: 'comma-separated accepted API keys; empty accepts any non-empty key' },
+  { key: 'defaultTenant', env: 'HANGAR_DEFAULT_TENANT', flag: 'default-tenant', kind: 'string', default: DEFAULT_TENANT, help: 'workspace used when a request has no X-Tenant-Id' },
+  { key: 'requireTenant', env: 'HANGAR_REQUIRE_TENANT', flag: 'require-tenant', kind: 'boolean', default: false, help: 'answer 403 "requires workspace specification" without X-Tenant-Id' },
+  { key: 'revisionSpeed', env: 'HANGAR_REVISION_SPEED', flag: 'speed', kind: 'string', default: 'fast', help: `how revisions advance: ${RevisionSpeed.join(', ')}` },
+  { key: 'logLevel', env: 'HANGAR_LOG_LEVEL', flag: 'log-level', kind: 'string', default: 'info', help: 'fatal, error, warn, info, debug, trace or silent' },
+  { key: 'bodyLimit', env: 'HANGAR_BODY_LIMIT', flag: 'body-limit', kind: 'integer', default: 1048576, help: 'largest accepted request body in bytes (413 above)' },
+  { key: 'tickMs', env: 'HANGAR_TICK_MS', flag: 'tick-ms', kind: 'integer', default: 250, help: 'how often due revision transitions are written to the store (ms)' },
+]
+
+export class ConfigError extends Error {}
+
+export const defaultConfig = (): Config =>
+  Object.fromEntries(SETTINGS.map((s) => [s.key, structuredClone(s.default)])) as Config
+
+/**
+ * Read settings from CLI flags (first) and environment variables (second), falling back to defaults.
+ * Throws a ConfigError with a one-line message naming the setting at the first invalid one.
+ * `--help` and `--version` are reported back to the caller rather than acted on.
+ */
+export function loadConfig(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+): { config: Config; help: boolean; version: boolean } {
+  const options: Record<string, { type: 'string' | 'boolean' }> = {
+    help: { type: 'boolean' },
+    version: { type: 'boolean' },
+  }
+  for (const s of SETTINGS) options[s.flag] = { type: s.kind === 'boolean' ? 'boolean' : 'string' }
+  let values: Record<string, string | boolean | undefined>
+  try {
+    ;({ values } = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false, allowNegative: true }))
+  } catch (error) {
+    throw new ConfigError((error as Error).message.split('\n')[0])
+  }
+
+  const config = defaultConfig() as Record<string, unknown>
+  for (const s of SETTINGS) {
+    const fromFlag = values[s.flag]
+    const raw = fromFlag ?? env[s.env]
+    if (raw === undefined || raw === '') continue
+    const name = `${s.env} (--${s.flag})`
+    const value = typeof raw === 'boolean' ? raw : convert(s.kind, raw.trim())
+    const schema = Config.properties[s.key] as TSchema
+    if (value === undefined || !Value.Check(schema, value)) {
+      throw new ConfigError(`invalid setting ${name}: ${describe(s, schema)}, got ${JSON.stringify(raw)}`)
+    }
+    config[s.key] = s.key === 'defaultTenant' ? (value as string).toLowerCase() : value
+  }
+  return { config: config as Config, help: values.help === true, version: values.version === true }
+}
+
+function convert(kind: Kind, raw: string): unknown {
+  switch (kind) {
+    case 'integer':
+      return /^[+-]?\d+$/.test(raw) ? Number(raw) : undefined
+    case 'boolean': {
+      const v = raw.toLowerCase()
+      if (['1', 'true', 'yes', 'on'].includes(v)) return true
+      if (['0', 'false', 'no', 'off'].includes(v)) return false
+      return undefined
+    }
+    case 'list':
+      return raw.split(',').map((item) => item.trim()).filter((item) => item !== '')
+    default:
+      return raw
+  }
+}
+
+function describe(s: Setting, schema: TSchema): string {
+  if (s.kind === 'boolean') return 'expected true or false'
+  if (s.kind === 'integer') {
+    const max = schema.maximum === undefined ? '' : ` and ${schema.maximum}`
+    return max ? `expected an integer between ${schema.minimum}${max}` : `expected an integer of at least ${schema.minimum}`
+  }
+  if (schema.enum) return `expected one of ${(schema.enum as string[]).join(', ')}`
+  if (schema.format === 'uuid') return 'expected a UUID'
+  return 'expected a non-empty value'
+}
+
+/** The `--help` text: every setting with its flag, environment variable and default. */
+export function helpText(): string {
+  const rows = SETTINGS.map((s) => {
+    const flag = s.kind === 'boolean' ? `--${s.flag}` : `--${s.flag} <${s.kind === 'list' ? 'a,b' : 'value'}>`
+    const def = Array.isArray(s.default) ? (s.default.length ? s.default.join(',') : '(none)') : String(s.default)
+    return `  ${flag.padEnd(28)} ${s.env.padEnd(24)} ${s.help} [default: ${def}]`
+  })
+  return [
+    'Usage: hangar [options]',
+    '',
+    'Every option can also be set with its environment variable; a flag wins over the variable.',
+    '',
+    `  ${'flag'.padEnd(28)} ${'environment variable'.padEnd(24)} meaning`,
+    ...rows,
+    `  ${'--help'.padEnd(28)} ${''.padEnd(24)} print this help`,
+    `  ${'--version'.padEnd(28)} ${''.padEnd(24)} print the version`,
+  ].join('\n')
+}

@@ -1,0 +1,106 @@
+import { STATUS_CODES } from 'node:http'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import FindMyWay, { type HTTPMethod } from 'find-my-way'
+
+/** One pydantic v2 validation error, in the form FastAPI returns it. */
+export interface PydanticError {
+  type: string
+  loc: (string | number)[]
+  msg: string
+  input: unknown
+  ctx?: Record<string, unknown>
+}
+
+/**
+ * A rule of the domain was broken (no HTTP in it): the message is the `detail` of a 400, the
+ * status the real service answers such requests with.
+ */
+export class RuleViolation extends Error {}
+
+/**
+ * Every failure a handler or hook reports. The error handler turns it into the real service's body:
+ * `{"detail": "<text>"}`, or `{"detail": [<pydantic errors>]}` for 422.
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly detail: string | PydanticError[],
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(typeof detail === 'string' ? detail : `${detail.length} validation error(s)`)
+  }
+
+  static badRequest = (detail: string) => new ApiError(400, detail)
+  static unauthorized = (detail: string) => new ApiError(401, detail)
+  static forbidden = (detail: string) => new ApiError(403, detail)
+  static notFound = (detail: string) => new ApiError(404, detail)
+  static conflict = (detail: string) => new ApiError(409, detail)
+  static validation = (errors: PydanticError[]) => new ApiError(422, errors)
+}
+
+/** Python's reason phrases where they differ from Node's. */
+const PHRASES: Record<number, string> = { 413: 'Request Entity Too Large' }
+const phrase = (status: number) => PHRASES[status] ?? STATUS_CODES[status] ?? 'Error'
+
+function sendError(reply: FastifyReply, error: ApiError) {
+  return reply.code(error.statusCode).headers(error.headers).send({ detail: error.detail })
+}
+
+export function errorHandler(this: FastifyInstance, error: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) {
+  if (error instanceof ApiError) return sendError(reply, error)
+  if (error instanceof RuleViolation) return sendError(reply, ApiError.badRequest(error.message))
+  const status = error.statusCode ?? 500
+  if (status >= 400 && status < 500) {
+    // Fastify's own 4xx (body too large, bad content-length, ...): its wording never reaches clients.
+    request.log.info({ code: error.code }, error.message)
+    return sendError(reply, new ApiError(status, phrase(status)))
+  }
+  request.log.error({ err: error }, 'unexpected error')
+  return sendError(reply, new ApiError(500, phrase(500)))
+}
+
+const METHODS: HTTPMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']
+
+/**
+ * Installs the one error exit of the app: ApiError and Fastify errors → `{"detail": …}`, and, like
+ * Starlette's router, unknown paths → 404 `Not Found`, a known path with another method → 405
+ * `Method Not Allowed` with `Allow`, and a known path with a trailing slash → 307 to the path without.
+ * Must be called before any route is registered.
+ */
+export function installErrorHandling(app: FastifyInstance) {
+  const routes = FindMyWay({ ignoreTrailingSlash: false, maxParamLength: 2048 })
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method]
+    for (const method of methods as HTTPMethod[]) {
+      if (!routes.hasRoute(method, route.url)) routes.on(method, route.url, () => {})
+    }
+  })
+
+  // Routing happens before any hook; an empty segment must fall through to "no route" before auth runs.
+  app.addHook('onRequest', (request, reply, done) => (hasEmptyParam(request.params) ? reply.callNotFound() : done()))
+  app.setErrorHandler(errorHandler)
+  app.setNotFoundHandler((request, reply) => {
+    const [path, query] = splitUrl(request.url)
+    const matches = (method: HTTPMethod, url: string) => {
+      const found = routes.find(method, url)
+      return found !== null && !hasEmptyParam(found.params)
+    }
+    const allowed = METHODS.filter((method) => matches(method, path))
+    if (allowed.length > 0) {
+      return sendError(reply, new ApiError(405, 'Method Not Allowed', { allow: allowed.join(', ') }))
+    }
+    if (path.length > 1 && path.endsWith('/') && matches(request.method as HTTPMethod, path.slice(0, -1))) {
+      return reply.code(307).header('location', path.slice(0, -1) + query).send()
+    }
+    return sendError(reply, ApiError.notFound('Not Found'))
+  })
+}
+
+/** A path parameter never matches an empty segment (Starlette's `{param}` is `[^/]+`). */
+export const hasEmptyParam = (params: unknown) =>
+  Object.values((params ?? {}) as Record<string, unknown>).some((value) => value === '')
+
+function splitUrl(url: string): [string, string] {
+  const q = url.indexOf('?')
+  return q < 0 ? [url, ''] : [url.slice(0, q), url.slice(q)]
+}

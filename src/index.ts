@@ -1,0 +1,5 @@
+// The in-process API: what a test suite imports to run hangar inside its own process.
+export { buildApp, type App, type AppOptions } from './app.js'
+export { Clock } from './clock.js'
+export { defaultConfig, loadConfig, type Config } from './config.js'
+export { VERSION } from './version.js'

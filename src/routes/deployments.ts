@@ -1,0 +1,211 @@
+import { Type } from '@sinclair/typebox'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { ApiError } from '../errors.js'
+import { commitShaFor, planCreate, planPatch } from '../domain/deployments.js'
+import { errorResponses } from '../schemas/common.js'
+import {
+  BulkDeleteQuery,
+  BulkDeleteResult,
+  DeleteDeploymentQuery,
+  Deployment,
+  DeploymentCreateRequest,
+  DeploymentListQuery,
+  DeploymentParams,
+  DeploymentPatchRequest,
+  DeploymentsList,
+  Revision,
+  RevisionCreateRequest,
+  RevisionListQuery,
+  RevisionParams,
+  RevisionsList,
+} from '../schemas/deployments.js'
+import type { DeploymentRepository } from '../store/deployments.js'
+
+export interface DeploymentRoutesOptions {
+  deployments: DeploymentRepository
+}
+
+const tags = ['Deployments (v2)']
+const deploymentNotFound = (id: string) => ApiError.notFound(`Deployment ID ${id} not found.`)
+const revisionNotFound = (id: string) => ApiError.notFound(`Revision ID ${id} not found.`)
+const csv = (value: string | null | undefined) =>
+  value == null ? null : value.split(',').map((item) => item.trim()).filter((item) => item !== '')
+
+/** Deployments (v2): every operation of the tag, plus revision create and interrupt from the newer docs. */
+export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions> = async (app, { deployments }) => {
+  app.get('/v2/deployments', {
+    schema: {
+      operationId: 'list_deployments_v2_deployments_get', tags, summary: 'List Deployments',
+      querystring: DeploymentListQuery,
+      response: { 200: DeploymentsList, ...errorResponses(422) },
+    },
+  }, async (request) => {
+    const q = request.query
+    const filter = {
+      nameContains: q.name_contains,
+      status: q.status,
+      deploymentType: q.deployment_type,
+      ids: csv(q.deployment_ids)?.map((id) => id.toLowerCase()),
+      remoteReconciled: q.remote_reconciled,
+      imageVersion: q.image_version,
+      tagValueIds: csv(q.tag_value_ids),
+    }
+    const resources = deployments.list(request.tenantId, filter, q.limit!, q.offset!)
+    return { resources, offset: q.offset! + resources.length }
+  })
+
+  app.post('/v2/deployments', {
+    schema: {
+      operationId: 'create_deployment_v2_deployments_post', tags, summary: 'Create Deployment',
+      body: DeploymentCreateRequest,
+      response: { 201: Deployment, ...errorResponses(400, 422) },
+    },
+  }, async (request, reply) => {
+    const body = request.body
+    const revision = planCreate(body)
+    if (deployments.nameTaken(request.tenantId, body.name)) {
+      throw ApiError.badRequest(`A deployment named '${body.name}' already exists.`)
+    }
+    const created = deployments.create({
+      tenantId: request.tenantId,
+      name: body.name,
+      source: body.source,
+      sourceConfig: body.source_config,
+      secrets: body.secrets,
+      secretReferences: body.secret_references ?? null,
+    }, revision)
+    return reply.code(201).send(created)
+  })
+
+  app.delete('/v2/deployments', {
+    schema: {
+      operationId: 'delete_deployments_v2_deployments_delete', tags, summary: 'Delete Deployments',
+      querystring: BulkDeleteQuery,
+      response: { 200: BulkDeleteResult, 207: BulkDeleteResult, ...errorResponses(404, 422) },
+    },
+  }, async (request, reply) => {
+    const { deleted, missing } = deployments.deleteMany(request.tenantId, request.query.deployment_ids)
+    if (deleted.length === 0) throw deploymentNotFound(missing[0])
+    const failed = missing.map((id) => ({ deployment_id: id, detail: `Deployment ID ${id} not found.` }))
+    return reply.code(failed.length > 0 ? 207 : 200).send({ deleted_ids: deleted, failed })
+  })
+
+  app.get('/v2/deployments/:deployment_id', {
+    schema: {
+      operationId: 'get_deployment_v2_deployments__deployment_id__get', tags, summary: 'Get Deployment',
+      params: DeploymentParams,
+      response: { 200: Deployment, ...errorResponses(404, 422) },
+    },
+  }, async (request) => {
+    const { deployment_id: id } = request.params
+    const deployment = deployments.get(request.tenantId, id)
+    if (!deployment) throw deploymentNotFound(id)
+    return deployment
+  })
+
+  app.patch('/v2/deployments/:deployment_id', {
+    schema: {
+      operationId: 'patch_deployment_v2_deployments__deployment_id__patch', tags, summary: 'Patch Deployment',
+      params: DeploymentParams,
+      body: DeploymentPatchRequest,
+      response: { 200: Deployment, ...errorResponses(400, 404, 422) },
+    },
+  }, async (request) => {
+    const { deployment_id: id } = request.params
+    const current = deployments.get(request.tenantId, id)
+    if (!current) throw deploymentNotFound(id)
+    return deployments.update(request.tenantId, id, planPatch(current, request.body))
+  })
+
+  app.delete('/v2/deployments/:deployment_id', {
+    schema: {
+      operationId: 'delete_deployment_v2_deployments__deployment_id__delete', tags, summary: 'Delete Deployment',
+      params: DeploymentParams,
+      querystring: DeleteDeploymentQuery,
+      response: { 204: Type.Null({ description: 'Successful Response' }), ...errorResponses(404, 422) },
+    },
+  }, async (request, reply) => {
+    const { deployment_id: id } = request.params
+    if (!deployments.delete(request.tenantId, id)) throw deploymentNotFound(id)
+    return reply.code(204).send(null)
+  })
+
+  app.get('/v2/deployments/:deployment_id/revisions', {
+    schema: {
+      operationId: 'list_revisions_v2_deployments__deployment_id__revisions_get', tags, summary: 'List Revisions',
+      params: DeploymentParams,
+      querystring: RevisionListQuery,
+      response: { 200: RevisionsList, ...errorResponses(404, 422) },
+    },
+  }, async (request) => {
+    const { deployment_id: id } = request.params
+    const q = request.query
+    const filter = { statuses: csv(q.status), remoteReconciled: q.remote_reconciled ?? null }
+    const resources = deployments.listRevisions(request.tenantId, id, filter, q.limit!, q.offset!)
+    if (!resources) throw deploymentNotFound(id)
+    return { resources, offset: q.offset! + resources.length }
+  })
+
+  app.post('/v2/deployments/:deployment_id/revisions', {
+    schema: {
+      operationId: 'create_revision_v2_deployments__deployment_id__revisions_post', tags, summary: 'Create Revision',
+      description: 'Create a new revision from the deployment\'s current configuration. Not in the published spec; newer docs describe it.',
+      params: DeploymentParams,
+      body: RevisionCreateRequest,
+      response: { 201: Revision, ...errorResponses(404, 422) },
+    },
+  }, async (request, reply) => {
+    const { deployment_id: id } = request.params
+    const current = deployments.get(request.tenantId, id)
+    if (!current) throw deploymentNotFound(id)
+    const config = { ...current.source_revision_config, repo_commit_sha: commitShaFor(current.source) }
+    const revision = deployments.addRevision(request.tenantId, id, { source: current.source, config })
+    return reply.code(201).send(revision!)
+  })
+
+  app.get('/v2/deployments/:deployment_id/revisions/:revision_id', {
+    schema: {
+      operationId: 'get_revision_v2_deployments__deployment_id__revisions__revision_id__get', tags, summary: 'Get Revision',
+      params: RevisionParams,
+      response: { 200: Revision, ...errorResponses(404, 422) },
+    },
+  }, async (request) => {
+    const { deployment_id: id, revision_id: rid } = request.params
+    const revision = deployments.readRevision(request.tenantId, id, rid)
+    if (revision) return revision
+    throw deployments.get(request.tenantId, id) ? revisionNotFound(rid) : deploymentNotFound(id)
+  })
+
+  app.post('/v2/deployments/:deployment_id/revisions/:revision_id/redeploy', {
+    schema: {
+      operationId: 'redeploy_revision_v2_deployments__deployment_id__revisions__revision_id__redeploy_post', tags,
+      summary: 'Redeploy Revision',
+      params: RevisionParams,
+      response: { 200: Deployment, ...errorResponses(400, 404, 422) },
+    },
+  }, async (request) => {
+    const { deployment_id: id, revision_id: rid } = request.params
+    const revision = deployments.revision(request.tenantId, id, rid)
+    if (!revision) throw deployments.get(request.tenantId, id) ? revisionNotFound(rid) : deploymentNotFound(id)
+    deployments.addRevision(request.tenantId, id, { source: revision.source, config: revision.source_revision_config })
+    return deployments.get(request.tenantId, id)
+  })
+
+  app.post('/v2/deployments/:deployment_id/revisions/:revision_id/interrupt', {
+    schema: {
+      operationId: 'interrupt_revision_v2_deployments__deployment_id__revisions__revision_id__interrupt_post', tags,
+      summary: 'Interrupt Revision',
+      description: 'Stop an in-progress revision (it becomes INTERRUPTED). Not in the published spec; newer docs describe it.',
+      params: RevisionParams,
+      response: { 200: Revision, ...errorResponses(400, 404, 422) },
+    },
+  }, async (request) => {
+    const { deployment_id: id, revision_id: rid } = request.params
+    const result = deployments.interruptRevision(request.tenantId, id, rid)
+    if (!result) throw deployments.get(request.tenantId, id) ? revisionNotFound(rid) : deploymentNotFound(id)
+    if ('finished' in result) {
+      throw ApiError.badRequest(`Revision ID ${rid} is already ${result.finished} and cannot be interrupted.`)
+    }
+    return result
+  })
+}

@@ -1,0 +1,354 @@
+import { randomUUID } from 'node:crypto'
+import type { Clock } from '../clock.js'
+import type { PatchPlan, RevisionInput } from '../domain/deployments.js'
+import {
+  failureFor,
+  isTerminal,
+  nextStatus,
+  statusAt,
+  TERMINAL_STATUSES,
+  trackFor,
+  type Anchor,
+  type RevisionSpeed,
+  type RevisionStatus,
+} from '../lifecycle/revisions.js'
+import type { Deployment, Revision, SourceConfig, SourceRevisionConfig } from '../schemas/deployments.js'
+import type { Db } from './db.js'
+
+interface DeploymentRow {
+  seq: number
+  id: string
+  tenant_id: string
+  name: string
+  source: string
+  source_config: string
+  secrets: string
+  secret_references: string | null
+  image_version: string | null
+  speed: RevisionSpeed | null
+  created_at: number
+  latest_revision_id: string | null
+  latest_config: string | null
+  active_revision_id: string | null
+  status: Deployment['status']
+  changed_at: number
+}
+
+interface RevisionRow {
+  seq: number
+  id: string
+  deployment_seq: number
+  source: string
+  source_revision_config: string
+  speed: RevisionSpeed
+  status: RevisionStatus
+  status_at: number
+  next_at: number | null
+  created_at: number
+}
+
+export interface NewDeployment {
+  tenantId: string
+  name: string
+  source: Deployment['source']
+  sourceConfig: SourceConfig
+  secrets: Deployment['secrets']
+  secretReferences: Deployment['secret_references']
+}
+
+export interface DeploymentFilter {
+  nameContains?: string | null
+  status?: string | null
+  deploymentType?: string | null
+  ids?: string[] | null
+  remoteReconciled?: boolean | null
+  imageVersion?: string | null
+  tagValueIds?: string[] | null
+}
+
+const iso = (ms: number) => new Date(ms).toISOString()
+const bool = (value: boolean | null | undefined) => (value == null ? null : value ? 1 : 0)
+const TERMINAL_SQL = TERMINAL_STATUSES.map((s) => `'${s}'`).join(', ')
+
+function toRevision(row: RevisionRow): Revision {
+  return {
+    id: row.id,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.status_at),
+    status: row.status,
+    source: row.source as Revision['source'],
+    source_revision_config: JSON.parse(row.source_revision_config),
+  }
+}
+
+function toDeployment(row: DeploymentRow): Deployment {
+  return {
+    name: row.name,
+    source: row.source as Deployment['source'],
+    source_config: JSON.parse(row.source_config),
+    source_revision_config: JSON.parse(row.latest_config ?? '{}'),
+    secrets: JSON.parse(row.secrets),
+    secret_references: row.secret_references === null ? null : JSON.parse(row.secret_references),
+    id: row.id,
+    tenant_id: row.tenant_id,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.changed_at),
+    status: row.status,
+    latest_revision_id: row.latest_revision_id,
+    active_revision_id: row.active_revision_id,
+    image_version: row.image_version,
+  }
+}
+
+function anchorOf(row: RevisionRow): Anchor {
+  const config = JSON.parse(row.source_revision_config) as SourceRevisionConfig
+  return { status: row.status, since: row.status_at, speed: row.speed, track: trackFor(row.source, failureFor(config)) }
+}
+
+/**
+ * Deployments and their revisions, per workspace. Every read first persists the revision
+ * transitions that are due at the clock's "now" (`settle`), so what is read never depends on the
+ * ticker having run; the ticker only makes stored state move while nobody reads.
+ */
+export class DeploymentRepository {
+  readonly #db: Db
+  readonly #clock: Clock
+  readonly #defaultSpeed: RevisionSpeed
+  readonly #sql
+
+  constructor(db: Db, clock: Clock, defaultSpeed: RevisionSpeed) {
+    this.#db = db
+    this.#clock = clock
+    this.#defaultSpeed = defaultSpeed
+    db.function('casefold', { deterministic: true }, (text) => (typeof text === 'string' ? text.toLowerCase() : text))
+    const view = 'SELECT * FROM deployment_view'
+    this.#sql = {
+      due: db.prepare<[number], RevisionRow>('SELECT * FROM revisions WHERE next_at <= ?'),
+      setStatus: db.prepare('UPDATE revisions SET status = ?, status_at = ?, next_at = ? WHERE seq = ?'),
+      get: db.prepare<[string, string], DeploymentRow>(`${view} WHERE tenant_id = ? AND id = ?`),
+      nameTaken: db.prepare<[string, string], { seq: number }>('SELECT seq FROM deployments WHERE tenant_id = ? AND name = ?'),
+      list: db.prepare<Record<string, unknown>, DeploymentRow>(`${view}
+        WHERE tenant_id = @tenant
+          AND (@name IS NULL OR instr(casefold(name), casefold(@name)) > 0)
+          AND (@status IS NULL OR status = @status)
+          AND (@type IS NULL OR json_extract(source_config, '$.deployment_type') = @type)
+          AND (@ids IS NULL OR id IN (SELECT value FROM json_each(@ids)))
+          AND (@remote IS NULL OR (json_extract(source_config, '$.listener_id') IS NOT NULL) = @remote)
+          AND (@imageVersion IS NULL OR image_version = @imageVersion)
+          AND @tags IS NULL
+        ORDER BY seq DESC LIMIT @limit OFFSET @offset`),
+      insertDeployment: db.prepare(`INSERT INTO deployments
+        (id, tenant_id, name, source, source_config, secrets, secret_references, image_version, speed, created_at, updated_at)
+        VALUES (@id, @tenant_id, @name, @source, @source_config, @secrets, @secret_references, NULL, NULL, @now, @now)`),
+      updateDeployment: db.prepare(`UPDATE deployments
+        SET source_config = @source_config, secrets = @secrets, secret_references = @secret_references, updated_at = @now
+        WHERE seq = @seq`),
+      deleteDeployment: db.prepare('DELETE FROM deployments WHERE tenant_id = ? AND id = ?'),
+      insertRevision: db.prepare(`INSERT INTO revisions
+        (id, deployment_seq, source, source_revision_config, speed, status, status_at, next_at, created_at)
+        VALUES (@id, @deployment_seq, @source, @config, @speed, @status, @status_at, @next_at, @now)`),
+      skipInProgress: db.prepare(`UPDATE revisions SET status = 'SKIPPED', status_at = ?, next_at = NULL
+        WHERE deployment_seq = ? AND status NOT IN (${TERMINAL_SQL})`),
+      revision: db.prepare<[number, string], RevisionRow>('SELECT * FROM revisions WHERE deployment_seq = ? AND id = ?'),
+      revisionBySeq: db.prepare<[number], RevisionRow>('SELECT * FROM revisions WHERE seq = ?'),
+      revisions: db.prepare<Record<string, unknown>, RevisionRow>(`SELECT * FROM revisions
+        WHERE deployment_seq = @seq AND @match
+          AND (@statuses IS NULL OR status IN (SELECT value FROM json_each(@statuses)))
+        ORDER BY seq DESC LIMIT @limit OFFSET @offset`),
+    }
+  }
+
+  /** Persists every revision transition that is due now. Returns how many revisions moved. */
+  settle(): number {
+    const now = this.#clock.now()
+    const due = this.#sql.due.all(now)
+    if (due.length === 0) return 0
+    this.#db.transaction(() => {
+      for (const row of due) {
+        const position = statusAt(anchorOf(row), now)
+        this.#sql.setStatus.run(position.status, position.since, position.nextAt, row.seq)
+      }
+    })()
+    return due.length
+  }
+
+  nameTaken(tenantId: string, name: string): boolean {
+    return this.#sql.nameTaken.get(tenantId, name) !== undefined
+  }
+
+  create(input: NewDeployment, revision: RevisionInput): Deployment {
+    const id = randomUUID()
+    const now = this.#clock.now()
+    this.#db.transaction(() => {
+      const { lastInsertRowid } = this.#sql.insertDeployment.run({
+        id,
+        tenant_id: input.tenantId,
+        name: input.name,
+        source: input.source,
+        source_config: JSON.stringify(input.sourceConfig),
+        secrets: JSON.stringify(input.secrets),
+        secret_references: input.secretReferences == null ? null : JSON.stringify(input.secretReferences),
+        now,
+      })
+      this.#insertRevision(Number(lastInsertRowid), this.#defaultSpeed, revision, now)
+    })()
+    return this.get(input.tenantId, id)!
+  }
+
+  get(tenantId: string, id: string): Deployment | undefined {
+    this.settle()
+    const row = this.#sql.get.get(tenantId, id)
+    return row && toDeployment(row)
+  }
+
+  list(tenantId: string, filter: DeploymentFilter, limit: number, offset: number): Deployment[] {
+    this.settle()
+    return this.#sql.list
+      .all({
+        tenant: tenantId,
+        name: filter.nameContains ?? null,
+        status: filter.status ?? null,
+        type: filter.deploymentType ?? null,
+        ids: filter.ids ? JSON.stringify(filter.ids) : null,
+        remote: bool(filter.remoteReconciled),
+        imageVersion: filter.imageVersion ?? null,
+        tags: filter.tagValueIds && filter.tagValueIds.length > 0 ? JSON.stringify(filter.tagValueIds) : null,
+        limit,
+        offset,
+      })
+      .map(toDeployment)
+  }
+
+  /** Applies a planned PATCH (and its new revision, if any) in one transaction. */
+  update(tenantId: string, id: string, plan: PatchPlan): Deployment {
+    this.settle()
+    const row = this.#sql.get.get(tenantId, id)
+    if (!row) throw new Error(`deployment ${id} vanished during an update`)
+    if (plan.changed) {
+      const now = this.#clock.now()
+      this.#db.transaction(() => {
+        this.#sql.updateDeployment.run({
+          seq: row.seq,
+          source_config: JSON.stringify(plan.sourceConfig),
+          secrets: JSON.stringify(plan.secrets),
+          secret_references: plan.secretReferences == null ? null : JSON.stringify(plan.secretReferences),
+          now,
+        })
+        if (plan.revision) this.#insertRevision(row.seq, row.speed ?? this.#defaultSpeed, plan.revision, now)
+      })()
+    }
+    return this.get(tenantId, id)!
+  }
+
+  delete(tenantId: string, id: string): boolean {
+    return this.#sql.deleteDeployment.run(tenantId, id).changes > 0
+  }
+
+  /** Deletes every listed deployment that exists, in one transaction. */
+  deleteMany(tenantId: string, ids: string[]): { deleted: string[]; missing: string[] } {
+    const result = { deleted: [] as string[], missing: [] as string[] }
+    this.#db.transaction(() => {
+      for (const id of new Set(ids)) (this.delete(tenantId, id) ? result.deleted : result.missing).push(id)
+    })()
+    return result
+  }
+
+  /** Newest first; undefined when the deployment does not exist in the workspace. */
+  listRevisions(
+    tenantId: string,
+    deploymentId: string,
+    filter: { statuses: string[] | null; remoteReconciled: boolean | null },
+    limit: number,
+    offset: number,
+  ): Revision[] | undefined {
+    this.settle()
+    const row = this.#sql.get.get(tenantId, deploymentId)
+    if (!row) return undefined
+    const remote = JSON.parse(row.source_config).listener_id != null
+    return this.#sql.revisions
+      .all({
+        seq: row.seq,
+        match: filter.remoteReconciled == null || filter.remoteReconciled === remote ? 1 : 0,
+        statuses: filter.statuses ? JSON.stringify(filter.statuses) : null,
+        limit,
+        offset,
+      })
+      .map(toRevision)
+  }
+
+  /** One revision, without counting as a read. */
+  revision(tenantId: string, deploymentId: string, revisionId: string): Revision | undefined {
+    const row = this.#revisionRow(tenantId, deploymentId, revisionId)
+    return row && toRevision(row)
+  }
+
+  /**
+   * One revision as a client reads it. A revision at `poll` speed shows its current status and
+   * then takes one step, so successive reads walk it through every status.
+   */
+  readRevision(tenantId: string, deploymentId: string, revisionId: string): Revision | undefined {
+    const row = this.#revisionRow(tenantId, deploymentId, revisionId)
+    if (!row) return undefined
+    if (row.speed === 'poll') {
+      const next = nextStatus(anchorOf(row))
+      if (next) this.#sql.setStatus.run(next, this.#clock.now(), null, row.seq)
+    }
+    return toRevision(row)
+  }
+
+  /** A new revision of the deployment (older in-progress ones become SKIPPED). */
+  addRevision(tenantId: string, deploymentId: string, revision: RevisionInput): Revision | undefined {
+    this.settle()
+    const row = this.#sql.get.get(tenantId, deploymentId)
+    if (!row) return undefined
+    const now = this.#clock.now()
+    const seq = this.#db.transaction(() => {
+      this.#sql.updateDeployment.run({
+        seq: row.seq,
+        source_config: row.source_config,
+        secrets: row.secrets,
+        secret_references: row.secret_references,
+        now,
+      })
+      return this.#insertRevision(row.seq, row.speed ?? this.#defaultSpeed, revision, now)
+    })()
+    return toRevision(this.#sql.revisionBySeq.get(seq)!)
+  }
+
+  /** Stops an in-progress revision; reports the status of one that had already finished. */
+  interruptRevision(
+    tenantId: string,
+    deploymentId: string,
+    revisionId: string,
+  ): Revision | { finished: RevisionStatus } | undefined {
+    const row = this.#revisionRow(tenantId, deploymentId, revisionId)
+    if (!row) return undefined
+    if (isTerminal(row.status)) return { finished: row.status }
+    this.#sql.setStatus.run('INTERRUPTED', this.#clock.now(), null, row.seq)
+    return toRevision(this.#sql.revisionBySeq.get(row.seq)!)
+  }
+
+  #revisionRow(tenantId: string, deploymentId: string, revisionId: string): RevisionRow | undefined {
+    this.settle()
+    const deployment = this.#sql.get.get(tenantId, deploymentId)
+    return deployment && this.#sql.revision.get(deployment.seq, revisionId)
+  }
+
+  #insertRevision(deploymentSeq: number, speed: RevisionSpeed, revision: RevisionInput, now: number): number {
+    this.#sql.skipInProgress.run(now, deploymentSeq)
+    const track = trackFor(revision.source, failureFor(revision.config))
+    const position = statusAt({ status: track[0], since: now, speed, track }, now)
+    const { lastInsertRowid } = this.#sql.insertRevision.run({
+      id: randomUUID(),
+      deployment_seq: deploymentSeq,
+      source: revision.source,
+      config: JSON.stringify(revision.config),
+      speed,
+      status: position.status,
+      status_at: position.since,
+      next_at: position.nextAt,
+      now,
+    })
+    return Number(lastInsertRowid)
+  }
+}

@@ -1,0 +1,251 @@
+// Validates values against hangar's (TypeBox / JSON Schema) schemas the way pydantic v2 validates
+// a FastAPI request in lax mode: the same coercions (e.g. "5" → 5 for an int), the same error
+// types, messages, locations and context, every error at once, and the same output — a "model"
+// holding every declared field, absent optional ones set to their default (null unless stated).
+// Unknown fields are ignored, as pydantic's default `extra="ignore"` does.
+
+import type { TSchema } from '@sinclair/typebox'
+import type { PydanticError } from '../errors.js'
+import { parseUuid } from './uuid.js'
+
+export type Loc = (string | number)[]
+/** Validates `input` at `loc`; pushes errors and returns INVALID on failure, else the validated value. */
+export type Check = (input: unknown, loc: Loc, errors: PydanticError[]) => unknown
+export const INVALID: unique symbol = Symbol('invalid')
+
+/** An optional field that is neither nullable nor defaulted is left out of the output when absent. */
+const OMIT: unique symbol = Symbol('omit')
+const acceptsNull = (schema: TSchema) => (schema.anyOf as TSchema[] | undefined)?.some((m) => m.type === 'null') === true
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+const err = (type: string, loc: Loc, msg: string, input: unknown, ctx?: Record<string, unknown>): PydanticError =>
+  ctx === undefined ? { type, loc, msg, input } : { type, loc, msg, input, ctx }
+
+/** Python's repr of a literal value, as pydantic prints it in `literal_error`. */
+const repr = (v: unknown) => (typeof v === 'string' ? `'${v}'` : v === null ? 'None' : typeof v === 'boolean' ? (v ? 'True' : 'False') : String(v))
+
+/** "'a'", "'a' or 'b'", "'a', 'b' or 'c'" */
+function expected(values: readonly unknown[]): string {
+  const parts = values.map(repr)
+  return parts.length < 2 ? parts.join('') : `${parts.slice(0, -1).join(', ')} or ${parts.at(-1)}`
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`
+
+export function compile(schema: TSchema): Check {
+  if (Array.isArray(schema.anyOf)) return nullable(schema.anyOf as TSchema[])
+  if (Array.isArray(schema.enum)) return literal(schema.enum)
+  if ('const' in schema) return literal([schema.const])
+  switch (schema.type) {
+    case 'object':
+      return schema.properties ? model(schema) : dict(schema)
+    case 'array':
+      return list(schema)
+    case 'string':
+      return schema.format === 'uuid' ? uuid : string(schema)
+    case 'integer':
+      return bounded(integer, schema)
+    case 'number':
+      return bounded(float, schema)
+    case 'boolean':
+      return boolean
+    case 'null':
+      return (input, loc, errors) => (input === null ? null : fail(errors, err('none_required', loc, 'Input should be None', input)))
+    case undefined:
+      return (input) => input
+    default:
+      throw new Error(`schema type ${String(schema.type)} is not supported by the validator`)
+  }
+}
+
+function fail(errors: PydanticError[], error: PydanticError): typeof INVALID {
+  errors.push(error)
+  return INVALID
+}
+
+/** `Optional[T]`: null passes, anything else is validated as T (errors are T's, untagged). */
+function nullable(members: TSchema[]): Check {
+  const others = members.filter((m) => m.type !== 'null')
+  if (others.length !== 1 || others.length === members.length) {
+    throw new Error('only anyOf [T, null] is supported by the validator')
+  }
+  const inner = compile(others[0])
+  return (input, loc, errors) => (input === null ? null : inner(input, loc, errors))
+}
+
+function literal(values: readonly unknown[]): Check {
+  const text = expected(values)
+  return (input, loc, errors) =>
+    values.includes(input) ? input : fail(errors, err('literal_error', loc, `Input should be ${text}`, input, { expected: text }))
+}
+
+function model(schema: TSchema): Check {
+  const required = new Set<string>(schema.required ?? [])
+  const fields = Object.entries(schema.properties as Record<string, TSchema>).map(([name, field]) => ({
+    name,
+    check: compile(field),
+    required: required.has(name),
+    fallback: 'default' in field ? field.default : acceptsNull(field) ? null : OMIT,
+  }))
+  return (input, loc, errors) => {
+    if (!isObject(input)) {
+      return fail(errors, err('model_attributes_type', loc, 'Input should be a valid dictionary or object to extract fields from', input))
+    }
+    const out: Record<string, unknown> = {}
+    let ok = true
+    for (const field of fields) {
+      if (!Object.hasOwn(input, field.name)) {
+        if (field.required) {
+          errors.push(err('missing', [...loc, field.name], 'Field required', input))
+          ok = false
+        } else if (field.fallback !== OMIT) out[field.name] = structuredClone(field.fallback)
+        continue
+      }
+      const value = field.check(input[field.name], [...loc, field.name], errors)
+      if (value === INVALID) ok = false
+      else out[field.name] = value
+    }
+    return ok ? out : INVALID
+  }
+}
+
+function dict(schema: TSchema): Check {
+  const value = typeof schema.additionalProperties === 'object' ? compile(schema.additionalProperties as TSchema) : (v: unknown) => v
+  return (input, loc, errors) => {
+    if (!isObject(input)) return fail(errors, err('dict_type', loc, 'Input should be a valid dictionary', input))
+    const out: Record<string, unknown> = {}
+    let ok = true
+    for (const [key, item] of Object.entries(input)) {
+      const v = value(item, [...loc, key], errors)
+      if (v === INVALID) ok = false
+      else Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true })
+    }
+    return ok ? out : INVALID
+  }
+}
+
+function list(schema: TSchema): Check {
+  const item = compile((schema.items as TSchema) ?? {})
+  const max = schema.maxItems as number | undefined
+  return (input, loc, errors) => {
+    if (!Array.isArray(input)) return fail(errors, err('list_type', loc, 'Input should be a valid list', input))
+    if (max !== undefined && input.length > max) {
+      return fail(
+        errors,
+        err('too_long', loc, `List should have at most ${plural(max, 'item')} after validation, not ${input.length}`, input, {
+          field_type: 'List',
+          max_length: max,
+          actual_length: input.length,
+        }),
+      )
+    }
+    let ok = true
+    const out = input.map((v, i) => {
+      const r = item(v, [...loc, i], errors)
+      if (r === INVALID) ok = false
+      return r
+    })
+    return ok ? out : INVALID
+  }
+}
+
+function string(schema: TSchema): Check {
+  const min = schema.minLength as number | undefined
+  const max = schema.maxLength as number | undefined
+  return (input, loc, errors) => {
+    if (typeof input !== 'string') return fail(errors, err('string_type', loc, 'Input should be a valid string', input))
+    if (!input.isWellFormed()) {
+      return fail(errors, err('string_unicode', loc, 'Input should be a valid string, unable to parse raw data as a unicode string', input))
+    }
+    const length = [...input].length
+    if (min !== undefined && length < min) {
+      return fail(errors, err('string_too_short', loc, `String should have at least ${plural(min, 'character')}`, input, { min_length: min }))
+    }
+    if (max !== undefined && length > max) {
+      return fail(errors, err('string_too_long', loc, `String should have at most ${plural(max, 'character')}`, input, { max_length: max }))
+    }
+    return input
+  }
+}
+
+const uuid: Check = (input, loc, errors) => {
+  if (typeof input !== 'string') return fail(errors, err('uuid_type', loc, 'UUID input should be a string, bytes or UUID object', input))
+  const parsed = parseUuid(input)
+  if (parsed.ok) return parsed.value
+  return fail(errors, err('uuid_parsing', loc, `Input should be a valid UUID, ${parsed.error}`, input, { error: parsed.error }))
+}
+
+const INT_STRING = /^[+-]?\d+(\.0*)?$/
+const integer: Check = (input, loc, errors) => {
+  if (typeof input === 'boolean') return input ? 1 : 0
+  if (typeof input === 'number') {
+    if (!Number.isFinite(input)) return fail(errors, err('finite_number', loc, 'Input should be a finite number', input))
+    if (!Number.isInteger(input)) {
+      return fail(errors, err('int_from_float', loc, 'Input should be a valid integer, got a number with a fractional part', input))
+    }
+    return input
+  }
+  if (typeof input === 'string') {
+    const text = input.trim()
+    if (INT_STRING.test(text)) return Number.parseInt(text, 10)
+    return fail(errors, err('int_parsing', loc, 'Input should be a valid integer, unable to parse string as an integer', input))
+  }
+  return fail(errors, err('int_type', loc, 'Input should be a valid integer', input))
+}
+
+const FLOAT_STRING = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/
+const SPECIAL_FLOATS: Record<string, number> = { inf: Infinity, infinity: Infinity, nan: NaN }
+const float: Check = (input, loc, errors) => {
+  if (typeof input === 'number') return input
+  if (typeof input === 'boolean') return input ? 1 : 0
+  if (typeof input === 'string') {
+    const text = input.trim()
+    if (FLOAT_STRING.test(text)) return Number(text)
+    const sign = text.startsWith('-') ? -1 : 1
+    const special = SPECIAL_FLOATS[text.replace(/^[+-]/, '').toLowerCase()]
+    if (special !== undefined) return sign * special
+    return fail(errors, err('float_parsing', loc, 'Input should be a valid number, unable to parse string as a number', input))
+  }
+  return fail(errors, err('float_type', loc, 'Input should be a valid number', input))
+}
+
+/** ge/le/gt/lt checks after a number was parsed; the error echoes the original input. */
+function bounded(parse: Check, schema: TSchema): Check {
+  const bounds: [keyof TSchema, string, string, (v: number, b: number) => boolean][] = [
+    ['minimum', 'greater_than_equal', 'greater than or equal to', (v, b) => v >= b],
+    ['exclusiveMinimum', 'greater_than', 'greater than', (v, b) => v > b],
+    ['maximum', 'less_than_equal', 'less than or equal to', (v, b) => v <= b],
+    ['exclusiveMaximum', 'less_than', 'less than', (v, b) => v < b],
+  ]
+  const active = bounds.filter(([key]) => typeof schema[key] === 'number')
+  if (active.length === 0) return parse
+  const ctxKey: Record<string, string> = { minimum: 'ge', exclusiveMinimum: 'gt', maximum: 'le', exclusiveMaximum: 'lt' }
+  return (input, loc, errors) => {
+    const value = parse(input, loc, errors)
+    if (value === INVALID) return INVALID
+    for (const [key, type, words, ok] of active) {
+      const bound = schema[key] as number
+      if (!ok(value as number, bound)) {
+        return fail(errors, err(type, loc, `Input should be ${words} ${bound}`, input, { [ctxKey[key as string]]: bound }))
+      }
+    }
+    return value
+  }
+}
+
+const TRUE_STRINGS = new Set(['1', 'on', 't', 'true', 'y', 'yes'])
+const FALSE_STRINGS = new Set(['0', 'off', 'f', 'false', 'n', 'no'])
+const boolean: Check = (input, loc, errors) => {
+  if (typeof input === 'boolean') return input
+  if (typeof input === 'number' && (input === 0 || input === 1)) return input === 1
+  if (typeof input === 'string') {
+    const text = input.toLowerCase()
+    if (TRUE_STRINGS.has(text)) return true
+    if (FALSE_STRINGS.has(text)) return false
+  }
+  if (typeof input === 'number' || typeof input === 'string') {
+    return fail(errors, err('bool_parsing', loc, 'Input should be a valid boolean, unable to interpret input', input))
+  }
+  return fail(errors, err('bool_type', loc, 'Input should be a valid boolean', input))
+}

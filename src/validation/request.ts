@@ -1,0 +1,149 @@
+// Request parsing and validation, FastAPI's way. Fastify's own AJV validation is switched off:
+// one hook per route validates path, query, header and body together and reports every error at
+// once, in FastAPI's order and pydantic's wording. Bodies are parsed like `json.loads` would.
+
+import type { FastifyInstance, FastifyRequest, FastifySchema, preValidationHookHandler } from 'fastify'
+import type { TSchema } from '@sinclair/typebox'
+import { ApiError, type PydanticError } from '../errors.js'
+import { compile, INVALID, type Check } from './pydantic.js'
+import { JsonDecodeError, JsonIntegerTooLongError, JsonTooDeepError, parsePythonJson } from './python-json.js'
+
+/** A body that could not be parsed; it becomes an error only on routes that declare a body. */
+export class UnparsableBody {
+  constructor(readonly error: ApiError) {}
+}
+
+const PARSE_FAILURE = 'There was an error parsing the body'
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+
+/** FastAPI reads JSON with `json.loads`: an empty body is "no body"; bad bytes are a 400. */
+export function parseJsonBody(body: Buffer): unknown {
+  if (body.length === 0) return undefined
+  let text: string
+  try {
+    text = utf8.decode(body)
+  } catch {
+    return new UnparsableBody(ApiError.badRequest(PARSE_FAILURE))
+  }
+  try {
+    return parsePythonJson(text)
+  } catch (error) {
+    if (error instanceof JsonDecodeError) {
+      return new UnparsableBody(
+        ApiError.validation([
+          { type: 'json_invalid', loc: ['body', error.pos], msg: 'JSON decode error', input: {}, ctx: { error: error.reason } },
+        ]),
+      )
+    }
+    // Python fails these with RecursionError / ValueError, which FastAPI answers with this 400.
+    if (error instanceof JsonTooDeepError || error instanceof JsonIntegerTooLongError) {
+      return new UnparsableBody(ApiError.badRequest(PARSE_FAILURE))
+    }
+    throw error
+  }
+}
+
+type Part = 'path' | 'query' | 'header'
+interface Field {
+  name: string
+  check: Check
+  required: boolean
+  fallback: unknown
+  many: boolean
+}
+
+function fieldsOf(schema: TSchema): Field[] {
+  const required = new Set<string>(schema.required ?? [])
+  return Object.entries((schema.properties ?? {}) as Record<string, TSchema>).map(([name, field]) => ({
+    name,
+    check: compile(field),
+    required: required.has(name),
+    fallback: 'default' in field ? field.default : null,
+    many: field.type === 'array' || (field.anyOf as TSchema[] | undefined)?.some((m) => m.type === 'array') === true,
+  }))
+}
+
+/** Validates one part (path, query or header): a repeated scalar takes its last value, as Starlette does. */
+function validatePart(part: Part, fields: Field[], raw: Record<string, unknown>, errors: PydanticError[]) {
+  const out: Record<string, unknown> = {}
+  for (const field of fields) {
+    let value = raw[field.name]
+    if (field.many) value = value === undefined ? [] : Array.isArray(value) ? value : [value]
+    else if (Array.isArray(value)) value = value.at(-1)
+    const absent = value === undefined || (field.many && (value as unknown[]).length === 0)
+    if (absent) {
+      if (field.required) errors.push({ type: 'missing', loc: [part, field.name], msg: 'Field required', input: null })
+      else out[field.name] = structuredClone(field.fallback)
+      continue
+    }
+    const result = field.check(value, [part, field.name], errors)
+    if (result !== INVALID) out[field.name] = result
+  }
+  return out
+}
+
+/** The validator of one route: throws a 422 ApiError listing every error, else replaces inputs with the validated values. */
+export function compileRequest(schema: FastifySchema): (request: FastifyRequest) => void {
+  const path = schema.params ? fieldsOf(schema.params as TSchema) : undefined
+  const query = schema.querystring ? fieldsOf(schema.querystring as TSchema) : undefined
+  const headers = schema.headers ? fieldsOf(schema.headers as TSchema) : undefined
+  const bodySchema = schema.body as TSchema | undefined
+  const body = bodySchema ? compile(bodySchema) : undefined
+  const bodyOptional = (bodySchema?.anyOf as TSchema[] | undefined)?.some((m) => m.type === 'null') === true
+
+  return (request) => {
+    if (request.body instanceof UnparsableBody) {
+      if (body) throw request.body.error
+      request.body = undefined
+    }
+    const errors: PydanticError[] = []
+    const params = path && validatePart('path', path, request.params as Record<string, unknown>, errors)
+    const queryValues = query && validatePart('query', query, request.query as Record<string, unknown>, errors)
+    if (headers) validatePart('header', headers, request.headers, errors)
+    let bodyValue: unknown
+    if (body) {
+      if (request.body === undefined || request.body === null) {
+        if (bodyOptional) bodyValue = null
+        else errors.push({ type: 'missing', loc: ['body'], msg: 'Field required', input: null })
+      } else {
+        bodyValue = body(request.body, ['body'], errors)
+      }
+    }
+    if (errors.length > 0) throw ApiError.validation(errors)
+    if (params) request.params = params
+    if (queryValues) request.query = queryValues
+    if (body) request.body = bodyValue
+  }
+}
+
+const JSON_TYPES = ['application/json', /^application\/[\w.!#$&^-]+\+json(\s*;.*)?$/i]
+
+/** Installs body parsing and validation. Call before any route is registered. */
+export function installRequestValidation(app: FastifyInstance) {
+  app.setValidatorCompiler(() => () => true)
+  app.removeAllContentTypeParsers()
+  for (const type of JSON_TYPES) {
+    app.addContentTypeParser(type, { parseAs: 'buffer' }, (_request, body, done) => done(null, parseJsonBody(body as Buffer)))
+  }
+  // Anything else reaches validation as text (FastAPI validates the raw bytes, which fail as a model);
+  // a body without Content-Type is read as JSON, as FastAPI does.
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
+    const buffer = body as Buffer
+    if (request.headers['content-type'] === undefined) return done(null, parseJsonBody(buffer))
+    done(null, buffer.length === 0 ? undefined : buffer.toString('utf8'))
+  })
+  app.addHook('onRoute', (route) => {
+    if (!route.schema) return
+    const validate = compileRequest(route.schema)
+    const hook: preValidationHookHandler = (request, _reply, done) => {
+      try {
+        validate(request)
+        done()
+      } catch (error) {
+        done(error as Error)
+      }
+    }
+    const existing = route.preValidation ? [route.preValidation].flat() : []
+    route.preValidation = [...existing, hook]
+  })
+}
