@@ -1,0 +1,76 @@
+import t from 'tap'
+import { ConfigError, DEFAULT_TENANT, defaultConfig, helpText, loadConfig, SETTINGS } from '../src/config.js'
+
+t.test('with nothing set, every setting has its documented default', async (t) => {
+  const { config } = loadConfig([], {})
+  t.same(config, {
+    port: 8123,
+    host: '127.0.0.1',
+    db: './.hangar/hangar.db',
+    apiKeys: [],
+    defaultTenant: DEFAULT_TENANT,
+    requireTenant: false,
+    revisionSpeed: 'fast',
+    logLevel: 'info',
+    bodyLimit: 1048576,
+    tickMs: 250,
+  })
+  t.same(config, defaultConfig())
+})
+
+t.test('environment variables set every setting, parsed into their types', async (t) => {
+  const { config } = loadConfig([], {
+    PORT: '9000', HOST: '0.0.0.0', HANGAR_DB: ':memory:', HANGAR_API_KEYS: 'a, b,,c',
+    HANGAR_DEFAULT_TENANT: '11111111-1111-4111-8111-11111111111A', HANGAR_REQUIRE_TENANT: 'yes',
+    HANGAR_REVISION_SPEED: 'poll', HANGAR_LOG_LEVEL: 'debug', HANGAR_BODY_LIMIT: '2048', HANGAR_TICK_MS: '50',
+  })
+  t.same(config, {
+    port: 9000, host: '0.0.0.0', db: ':memory:', apiKeys: ['a', 'b', 'c'],
+    defaultTenant: '11111111-1111-4111-8111-11111111111a', requireTenant: true, revisionSpeed: 'poll',
+    logLevel: 'debug', bodyLimit: 2048, tickMs: 50,
+  })
+})
+
+t.test('CLI flags win over environment variables, in both --flag value and --flag=value forms', async (t) => {
+  const { config } = loadConfig(['--port', '7000', '--db=/tmp/x.db', '--speed', 'instant', '--no-require-tenant'], {
+    PORT: '9000', HANGAR_DB: 'env.db', HANGAR_REQUIRE_TENANT: 'true',
+  })
+  t.equal(config.port, 7000)
+  t.equal(config.db, '/tmp/x.db')
+  t.equal(config.revisionSpeed, 'instant')
+  t.equal(config.requireTenant, false)
+  t.equal(loadConfig(['--require-tenant'], {}).config.requireTenant, true)
+  t.equal(loadConfig([], { PORT: '' }).config.port, 8123, 'an empty variable counts as unset')
+})
+
+t.test('an invalid setting stops with one line naming the setting', async (t) => {
+  const cases: [string[], NodeJS.ProcessEnv, string][] = [
+    [['--port', 'abc'], {}, 'invalid setting PORT (--port): expected an integer between 0 and 65535, got "abc"'],
+    [[], { PORT: '70000' }, 'invalid setting PORT (--port): expected an integer between 0 and 65535, got "70000"'],
+    [[], { HANGAR_REVISION_SPEED: 'warp' }, 'invalid setting HANGAR_REVISION_SPEED (--speed): expected one of fast, realistic, instant, poll, manual, got "warp"'],
+    [[], { HANGAR_REQUIRE_TENANT: 'maybe' }, 'invalid setting HANGAR_REQUIRE_TENANT (--require-tenant): expected true or false, got "maybe"'],
+    [['--default-tenant', 'acme'], {}, 'invalid setting HANGAR_DEFAULT_TENANT (--default-tenant): expected a UUID, got "acme"'],
+    [[], { HANGAR_TICK_MS: '1' }, 'invalid setting HANGAR_TICK_MS (--tick-ms): expected an integer of at least 10, got "1"'],
+    [['--colour'], {}, "unknown option '--colour' (hangar --help lists every option)"],
+    [['--port'], {}, "Option '--port <value>' argument missing (hangar --help lists every option)"],
+  ]
+  for (const [argv, env, message] of cases) {
+    t.throws(() => loadConfig(argv, env), new ConfigError(message), message)
+    try {
+      loadConfig(argv, env)
+    } catch (error) {
+      t.notMatch((error as Error).message, /\n/, 'one line')
+    }
+  }
+})
+
+t.test('--help lists every setting with its flag, environment variable and default', async (t) => {
+  const help = helpText()
+  for (const s of SETTINGS) {
+    t.match(help, `--${s.flag}`)
+    t.match(help, s.env)
+  }
+  t.match(help, '[default: 8123]')
+  t.equal(loadConfig(['--help'], {}).help, true)
+  t.equal(loadConfig(['--version'], {}).version, true)
+})

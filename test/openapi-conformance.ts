@@ -1,0 +1,119 @@
+// Checks hangar's responses against the real control plane's OpenAPI document, so that drift from
+// the real API fails CI. Statuses the spec documents with a schema are validated against it; the
+// ones it documents only by example (400, 404, ...) must be `{"detail": "<text>"}` like the example;
+// 204 must have no body. Operations hangar serves beyond the document (revision create and
+// interrupt) are validated against the spec's own component schemas.
+
+import { readFileSync } from 'node:fs'
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import addFormatsModule from 'ajv-formats'
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void
+
+export const SPEC_PATH = new URL('../../shared/reference/control-plane-openapi.json', import.meta.url)
+const spec = JSON.parse(readFileSync(SPEC_PATH, 'utf8'))
+
+const ajv = new Ajv2020({ strict: false, allErrors: true })
+addFormats(ajv)
+ajv.addSchema({ ...spec, $id: 'spec.json' })
+
+/** Operations hangar adds from the newer docs, with the spec component each success returns. */
+const EXTRA_OPERATIONS: Record<string, Record<string, Record<string, string>>> = {
+  '/v2/deployments/{deployment_id}/revisions': { post: { '201': 'Revision', '404': '', '422': 'HTTPValidationError' } },
+  '/v2/deployments/{deployment_id}/revisions/{revision_id}/interrupt': {
+    post: { '200': 'Revision', '400': '', '404': '', '422': 'HTTPValidationError' },
+  },
+}
+
+/** Statuses an operation's description promises without listing them; validated like another status. */
+const UNLISTED_STATUSES: Record<string, Record<string, Record<string, string>>> = {
+  '/v2/deployments': { delete: { '207': '200' } },
+}
+
+interface Template {
+  path: string
+  regex: RegExp
+}
+const templates: Template[] = [...Object.keys(spec.paths), ...Object.keys(EXTRA_OPERATIONS)].map((path) => ({
+  path,
+  regex: new RegExp(`^(?:/api-host)?${path.replace(/\{[^}]+\}/g, '[^/]+')}$`),
+}))
+
+/** Status codes every route may answer besides its documented ones (auth, tenancy). */
+const COMMON_ERRORS = new Set(['401', '403'])
+
+export interface Observation {
+  method: string
+  url: string
+  status: number
+  body: string
+}
+
+/** Returns the problems with one response ([] when it conforms), and which (operation, status) it covers. */
+export function checkResponse(o: Observation): { problems: string[]; covered?: string } {
+  const path = o.url.split('?')[0]
+  const template = templates.find((tpl) => tpl.regex.test(path))
+  if (!template) return { problems: [] } // not a control-plane route (e.g. 404 for an unknown path)
+  const method = o.method.toLowerCase()
+  const status = String(o.status)
+  const operation = spec.paths[template.path]?.[method]
+  const extra = EXTRA_OPERATIONS[template.path]?.[method]
+  if (!operation && !extra) {
+    if (o.status === 405) return detailOnly(o) // a method the path does not serve
+    return { problems: [`${o.method} ${template.path} is not an operation of the spec`] }
+  }
+  const key = `${o.method} ${template.path} ${status}`
+  const like = UNLISTED_STATUSES[template.path]?.[method]?.[status] ?? status
+  const documented = operation ? operation.responses[like] : extra![status] !== undefined ? {} : undefined
+  if (!documented) {
+    if (COMMON_ERRORS.has(status)) return detailOnly(o)
+    return { problems: [`${key}: status not documented by the spec`] }
+  }
+  if (status === '204') return { covered: key, problems: o.body === '' ? [] : [`${key}: 204 with a body`] }
+
+  let body: unknown
+  try {
+    body = JSON.parse(o.body)
+  } catch {
+    return { covered: key, problems: [`${key}: body is not JSON`] }
+  }
+  const schema = operation?.responses[like]?.content?.['application/json']?.schema
+    ?? (extra?.[status] ? { $ref: `#/components/schemas/${extra[status]}` } : undefined)
+  if (!schema) {
+    const result = detailOnly(o)
+    return { covered: key, problems: result.problems }
+  }
+  const validate = ajv.compile(schema.$ref ? { $ref: `spec.json${schema.$ref}` } : schema)
+  if (validate(body)) return { covered: key, problems: [] }
+  return { covered: key, problems: [`${key}: ${ajv.errorsText(validate.errors)}`] }
+}
+
+function detailOnly(o: Observation): { problems: string[] } {
+  try {
+    const body = JSON.parse(o.body)
+    const ok = body && typeof body.detail === 'string' && Object.keys(body).length === 1
+    return { problems: ok ? [] : [`${o.method} ${o.url} ${o.status}: expected {"detail": "<text>"}, got ${o.body}`] }
+  } catch {
+    return { problems: [`${o.method} ${o.url} ${o.status}: body is not JSON`] }
+  }
+}
+
+/** Every (method path status) the spec documents for a tag, plus hangar's extra operations for it. */
+export function documentedStatuses(tag: string): string[] {
+  const keys: string[] = []
+  for (const [path, operations] of Object.entries(spec.paths as Record<string, Record<string, any>>)) {
+    for (const [method, operation] of Object.entries(operations)) {
+      if (!operation.tags?.includes(tag)) continue
+      const statuses = [...Object.keys(operation.responses), ...Object.keys(UNLISTED_STATUSES[path]?.[method] ?? {})]
+      for (const status of statuses) keys.push(`${method.toUpperCase()} ${path} ${status}`)
+    }
+  }
+  if (tag === 'Deployments (v2)') {
+    for (const [path, operations] of Object.entries(EXTRA_OPERATIONS)) {
+      for (const [method, statuses] of Object.entries(operations)) {
+        for (const status of Object.keys(statuses)) keys.push(`${method.toUpperCase()} ${path} ${status}`)
+      }
+    }
+  }
+  return keys
+}

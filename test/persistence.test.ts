@@ -1,0 +1,75 @@
+import { join } from 'node:path'
+import { existsSync } from 'node:fs'
+import { mock } from 'node:test'
+import t from 'tap'
+import Database from 'better-sqlite3'
+import { buildApp } from '../src/app.js'
+import { Clock } from '../src/clock.js'
+import { MIGRATIONS } from '../src/store/migrations.js'
+import { clientFor, githubDeployment, makeApp, START } from './helpers.js'
+
+t.test('state survives a restart with a file database, and revisions resume their progression', async (t) => {
+  const dir = t.testdir()
+  const db = join(dir, 'nested', 'hangar.db')
+  const clock = Clock.manual(START)
+  const first = buildApp({ clock, config: { db, logLevel: 'silent' } })
+  await first.ready()
+  const api = clientFor(first)
+  const d = (await api.post('/v2/deployments', githubDeployment())).body
+  await api.patch(`/v2/deployments/${d.id}`, { secrets: [{ name: 'NEW', value: 'v' }] })
+  clock.advance(2000)
+  const before = (await api.get(`/v2/deployments/${d.id}`)).body
+  await first.close()
+  t.ok(existsSync(db), 'the directory was created on demand')
+
+  clock.advance(60_000)
+  const second = buildApp({ clock, config: { db, logLevel: 'silent' } })
+  t.teardown(() => second.close())
+  await second.ready()
+  const again = clientFor(second)
+  const after = (await again.get(`/v2/deployments/${d.id}`)).body
+  t.equal(after.latest_revision_id, before.latest_revision_id)
+  t.same(after.secrets, before.secrets)
+  t.equal(after.status, 'READY', 'the revision went on deploying while hangar was down')
+  const revisions = (await again.get(`/v2/deployments/${d.id}/revisions`)).body.resources
+  t.same(revisions.map((r: any) => r.status), ['DEPLOYED', 'SKIPPED'])
+})
+
+t.test('the schema is versioned: a database gets every migration once', async (t) => {
+  const db = join(t.testdir(), 'v.db')
+  const app = buildApp({ config: { db, logLevel: 'silent' } })
+  await app.close()
+  const raw = new Database(db)
+  t.teardown(() => raw.close())
+  t.equal(raw.pragma('user_version', { simple: true }), MIGRATIONS.length)
+  t.equal(raw.pragma('journal_mode', { simple: true }), 'wal')
+  raw.pragma(`user_version = ${MIGRATIONS.length + 1}`)
+  t.throws(() => buildApp({ config: { db, logLevel: 'silent' } }), /written by a newer hangar/, 'a newer schema is refused, not damaged')
+})
+
+t.test('the ticker writes due transitions to the store while nobody reads', async (t) => {
+  mock.timers.enable({ apis: ['setInterval'] })
+  t.teardown(() => mock.timers.reset())
+  const db = join(t.testdir(), 'tick.db')
+  const { api, clock } = await makeApp(t, { config: { db, tickMs: 100 } })
+  const d = (await api.post('/v2/deployments', githubDeployment())).body
+  const reader = new Database(db, { readonly: true })
+  t.teardown(() => reader.close())
+  const stored = () => reader.prepare('SELECT status, status_at FROM revisions WHERE id = ?').get(d.latest_revision_id) as { status: string; status_at: number }
+
+  clock.advance(6000)
+  t.equal(stored().status, 'CREATING', 'nothing moved the stored row yet')
+  mock.timers.tick(100)
+  t.same(stored(), { status: 'DEPLOYED', status_at: START + 6000 }, 'the tick persisted the transition at the time it happened')
+})
+
+t.test('a refused create writes neither a deployment nor a revision', async (t) => {
+  const { api } = await makeApp(t)
+  await api.post('/v2/deployments', githubDeployment({ name: 'one' }))
+  const dup = await api.post('/v2/deployments', githubDeployment({ name: 'one' }))
+  t.equal(dup.status, 400)
+  const list = (await api.get('/v2/deployments')).body.resources
+  t.equal(list.length, 1)
+  const revisions = (await api.get(`/v2/deployments/${list[0].id}/revisions`)).body.resources
+  t.equal(revisions.length, 1, 'no orphan revision was left behind')
+})
