@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util'
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
-import { Value } from '@sinclair/typebox/value'
 import { RevisionSpeed } from './lifecycle/revisions.js'
 import { StringEnum } from './schemas/common.js'
+import { compile, INVALID } from './validation/pydantic.js'
 
 /** Every setting of hangar. Environment variables and CLI flags are parsed into this once. */
 export const Config = Type.Object({
@@ -69,7 +69,9 @@ export function loadConfig(
   try {
     ;({ values } = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false, allowNegative: true }))
   } catch (error) {
-    throw new ConfigError((error as Error).message.split('\n')[0])
+    // parseArgs' own wording is long; keep its first sentence and point at --help.
+    const first = (error as Error).message.split(/\.\s|\n/)[0]
+    throw new ConfigError(`${first.replace(/^Unknown option/, 'unknown option')} (hangar --help lists every option)`)
   }
 
   const config = defaultConfig() as Record<string, unknown>
@@ -80,7 +82,7 @@ export function loadConfig(
     const name = `${s.env} (--${s.flag})`
     const value = typeof raw === 'boolean' ? raw : convert(s.kind, raw.trim())
     const schema = Config.properties[s.key] as TSchema
-    if (value === undefined || !Value.Check(schema, value)) {
+    if (value === undefined || compile(schema)(value, [], []) === INVALID) {
       throw new ConfigError(`invalid setting ${name}: ${describe(s, schema)}, got ${JSON.stringify(raw)}`)
     }
     config[s.key] = s.key === 'defaultTenant' ? (value as string).toLowerCase() : value

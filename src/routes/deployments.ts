@@ -33,6 +33,10 @@ const csv = (value: string | null | undefined) =>
 
 /** Deployments (v2): every operation of the tag, plus revision create and interrupt from the newer docs. */
 export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions> = async (app, { deployments }) => {
+  /** Why a revision lookup found nothing: its deployment or only the revision is missing. */
+  const missingRevision = (tenantId: string, id: string, rid: string) =>
+    deployments.get(tenantId, id) ? revisionNotFound(rid) : deploymentNotFound(id)
+
   app.get('/v2/deployments', {
     schema: {
       operationId: 'list_deployments_v2_deployments_get', tags, summary: 'List Deployments',
@@ -172,8 +176,8 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions
   }, async (request) => {
     const { deployment_id: id, revision_id: rid } = request.params
     const revision = deployments.readRevision(request.tenantId, id, rid)
-    if (revision) return revision
-    throw deployments.get(request.tenantId, id) ? revisionNotFound(rid) : deploymentNotFound(id)
+    if (!revision) throw missingRevision(request.tenantId, id, rid)
+    return revision
   })
 
   app.post('/v2/deployments/:deployment_id/revisions/:revision_id/redeploy', {
@@ -186,7 +190,7 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions
   }, async (request) => {
     const { deployment_id: id, revision_id: rid } = request.params
     const revision = deployments.revision(request.tenantId, id, rid)
-    if (!revision) throw deployments.get(request.tenantId, id) ? revisionNotFound(rid) : deploymentNotFound(id)
+    if (!revision) throw missingRevision(request.tenantId, id, rid)
     deployments.addRevision(request.tenantId, id, { source: revision.source, config: revision.source_revision_config })
     return deployments.get(request.tenantId, id)
   })
@@ -202,7 +206,7 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions
   }, async (request) => {
     const { deployment_id: id, revision_id: rid } = request.params
     const result = deployments.interruptRevision(request.tenantId, id, rid)
-    if (!result) throw deployments.get(request.tenantId, id) ? revisionNotFound(rid) : deploymentNotFound(id)
+    if (!result) throw missingRevision(request.tenantId, id, rid)
     if ('finished' in result) {
       throw ApiError.badRequest(`Revision ID ${rid} is already ${result.finished} and cannot be interrupted.`)
     }

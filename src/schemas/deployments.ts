@@ -140,13 +140,18 @@ export const SourceConfig = Type.Object(
 )
 export type SourceConfig = Static<typeof SourceConfig>
 
+/** The fields of a revision's configuration that requests set. */
+const revisionFields = {
+  repo_ref: opt(Type.String()),
+  langgraph_config_path: opt(Type.String()),
+  image_uri: opt(Type.String()),
+  source_tarball_path: opt(Type.String()),
+}
+
 /** `graph_config_path` is accepted as another name for `langgraph_config_path` (see FACTS.md). */
 export const SourceRevisionConfigRequest = Type.Object(
   {
-    repo_ref: opt(Type.String()),
-    langgraph_config_path: opt(Type.String()),
-    image_uri: opt(Type.String()),
-    source_tarball_path: opt(Type.String()),
+    ...revisionFields,
     graph_config_path: opt(Type.String({ description: 'Accepted as another name for `langgraph_config_path`.' })),
   },
   { title: 'SourceRevisionConfigRequest' },
@@ -154,13 +159,7 @@ export const SourceRevisionConfigRequest = Type.Object(
 export type SourceRevisionConfigRequest = Static<typeof SourceRevisionConfigRequest>
 
 export const SourceRevisionConfig = Type.Object(
-  {
-    repo_ref: opt(Type.String()),
-    langgraph_config_path: opt(Type.String()),
-    image_uri: opt(Type.String()),
-    source_tarball_path: opt(Type.String()),
-    repo_commit_sha: opt(Type.String()),
-  },
+  { ...revisionFields, repo_commit_sha: opt(Type.String()) },
   { title: 'SourceRevisionConfig' },
 )
 export type SourceRevisionConfig = Static<typeof SourceRevisionConfig>
