@@ -32,6 +32,7 @@ export function buildApp(options: AppOptions = {}): App {
   const app = Fastify({
     logger: {
       level: config.logLevel,
+      // Fastify's request serializer logs no headers; should one ever be logged, credentials are hidden.
       redact: ['req.headers["x-api-key"]', 'req.headers.authorization'],
     },
     bodyLimit: config.bodyLimit,

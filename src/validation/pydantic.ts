@@ -14,8 +14,10 @@ export type Check = (input: unknown, loc: Loc, errors: PydanticError[]) => unkno
 export const INVALID: unique symbol = Symbol('invalid')
 
 /** An optional field that is neither nullable nor defaulted is left out of the output when absent. */
-const OMIT: unique symbol = Symbol('omit')
-const acceptsNull = (schema: TSchema) => (schema.anyOf as TSchema[] | undefined)?.some((m) => m.type === 'null') === true
+export const OMIT: unique symbol = Symbol('omit')
+export const acceptsNull = (schema: TSchema) => (schema.anyOf as TSchema[] | undefined)?.some((m) => m.type === 'null') === true
+/** What an absent optional field becomes: its default, else null when it is nullable, else nothing. */
+export const absentValue = (schema: TSchema): unknown => ('default' in schema ? schema.default : acceptsNull(schema) ? null : OMIT)
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
@@ -86,7 +88,7 @@ function model(schema: TSchema): Check {
     name,
     check: compile(field),
     required: required.has(name),
-    fallback: 'default' in field ? field.default : acceptsNull(field) ? null : OMIT,
+    fallback: absentValue(field),
   }))
   return (input, loc, errors) => {
     if (!isObject(input)) {

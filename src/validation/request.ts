@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyRequest, FastifySchema, preValidationHookHandler } from 'fastify'
 import type { TSchema } from '@sinclair/typebox'
 import { ApiError, type PydanticError } from '../errors.js'
-import { compile, INVALID, type Check } from './pydantic.js'
+import { absentValue, acceptsNull, compile, INVALID, OMIT, type Check } from './pydantic.js'
 import { JsonDecodeError, JsonIntegerTooLongError, JsonTooDeepError, parsePythonJson } from './python-json.js'
 
 /** A body that could not be parsed; it becomes an error only on routes that declare a body. */
@@ -58,7 +58,7 @@ function fieldsOf(schema: TSchema): Field[] {
     name,
     check: compile(field),
     required: required.has(name),
-    fallback: 'default' in field ? field.default : null,
+    fallback: absentValue(field),
     many: field.type === 'array' || (field.anyOf as TSchema[] | undefined)?.some((m) => m.type === 'array') === true,
   }))
 }
@@ -73,7 +73,7 @@ function validatePart(part: Part, fields: Field[], raw: Record<string, unknown>,
     const absent = value === undefined || (field.many && (value as unknown[]).length === 0)
     if (absent) {
       if (field.required) errors.push({ type: 'missing', loc: [part, field.name], msg: 'Field required', input: null })
-      else out[field.name] = structuredClone(field.fallback)
+      else if (field.fallback !== OMIT) out[field.name] = structuredClone(field.fallback)
       continue
     }
     const result = field.check(value, [part, field.name], errors)
@@ -89,7 +89,7 @@ export function compileRequest(schema: FastifySchema): (request: FastifyRequest)
   const headers = schema.headers ? fieldsOf(schema.headers as TSchema) : undefined
   const bodySchema = schema.body as TSchema | undefined
   const body = bodySchema ? compile(bodySchema) : undefined
-  const bodyOptional = (bodySchema?.anyOf as TSchema[] | undefined)?.some((m) => m.type === 'null') === true
+  const bodyOptional = bodySchema !== undefined && acceptsNull(bodySchema)
 
   return (request) => {
     if (request.body instanceof UnparsableBody) {
