@@ -8,6 +8,7 @@ import { deploymentRoutes } from './routes/deployments.js'
 import { systemRoutes } from './routes/system.js'
 import { closeDatabase, openDatabase } from './store/db.js'
 import { DeploymentRepository } from './store/deployments.js'
+import { installSerialization } from './serialization.js'
 import { ticker } from './ticker.js'
 import { installRequestValidation } from './validation/request.js'
 
@@ -44,9 +45,10 @@ export function buildApp(options: AppOptions = {}): App {
   app.decorateRequest('tenantId', '')
   app.addHook('onClose', async () => closeDatabase(db))
 
-  // The one error exit and FastAPI-style request validation; both must precede every route.
+  // The one error exit, FastAPI-style request validation and shared serializers precede every route.
   installErrorHandling(app)
   installRequestValidation(app)
+  installSerialization(app)
 
   const deployments = new DeploymentRepository(db, clock, config.revisionSpeed)
   app.register(ticker, { every: config.tickMs, tick: () => deployments.settle() })
