@@ -4,15 +4,20 @@
 // 204 must have no body. Operations hangar serves beyond the document (revision create and
 // interrupt) are validated against the spec's own component schemas.
 
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import addFormatsModule from 'ajv-formats'
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void
 
-export const SPEC_PATH = new URL('../../shared/reference/control-plane-openapi.json', import.meta.url)
-const spec = JSON.parse(readFileSync(SPEC_PATH, 'utf8'))
+/** The reference material lives beside the project (`../shared/reference`), or where HANGAR_REFERENCE_DIR says. */
+export const REFERENCE_DIR = process.env.HANGAR_REFERENCE_DIR ?? fileURLToPath(new URL('../../shared/reference', import.meta.url))
+export const SPEC_PATH = join(REFERENCE_DIR, 'control-plane-openapi.json')
+export const SPEC_FOUND = existsSync(SPEC_PATH)
 
+const spec = SPEC_FOUND ? JSON.parse(readFileSync(SPEC_PATH, 'utf8')) : { paths: {}, components: {} }
 const ajv = new Ajv2020({ strict: false, allErrors: true })
 addFormats(ajv)
 ajv.addSchema({ ...spec, $id: 'spec.json' })
