@@ -9,8 +9,8 @@ import { githubDeployment, START, TENANT_A } from './helpers.js'
 
 class ExampleClientError extends Error {}
 
-/** What the example client does, step by step, with its own checks. `sleep` replaces time.sleep. */
-async function runExampleClient(base: string, configPathField: string, sleep: (ms: number) => void) {
+/** What the example client does, step by step, with its own checks. `waitBetweenPolls` stands in for its time.sleep (the test moves the clock). */
+async function runExampleClient(base: string, configPathField: string, waitBetweenPolls: (ms: number) => void) {
   const headers = { 'X-Api-Key': 'lsv2_example', 'X-Tenant-Id': TENANT_A }
   const json = { ...headers, 'Content-Type': 'application/json' }
   const log: string[] = []
@@ -24,7 +24,7 @@ async function runExampleClient(base: string, configPathField: string, sleep: (m
       log.push(status)
       if (status === 'DEPLOYED') return
       if (status.includes('FAILED')) throw new ExampleClientError(`revision failed: ${status}`)
-      sleep(60_000)
+      waitBetweenPolls(60_000)
     }
     throw new ExampleClientError('timed out after 30 minutes')
   }
