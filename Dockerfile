@@ -29,6 +29,8 @@ COPY --from=build --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/dist ./dist
 # src/version.ts reads ../package.json relative to dist/.
 COPY --from=build --chown=node:node /app/package.json ./package.json
+# The seed data (OAuth providers, integrations, workspaces); HANGAR_FIXTURES may point elsewhere.
+COPY --chown=node:node fixtures ./fixtures
 # A fresh named volume takes its ownership from the image's directory; without this /data would
 # be root-owned and the `node` user could not create the database in it.
 RUN mkdir -p /data && chown node:node /data

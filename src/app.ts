@@ -1,14 +1,27 @@
 import Fastify, { type FastifyInstance } from 'fastify'
-import type { TypeBoxTypeProvider, FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { controlPlaneAuth } from './auth.js'
 import { Clock } from './clock.js'
 import { defaultConfig, type Config } from './config.js'
 import { installErrorHandling } from './errors.js'
+import { loadFixtures, WorkspaceSeeder } from './fixtures.js'
+import { authFlowRoutes } from './routes/auth-flow.js'
+import { authProviderRoutes } from './routes/auth-providers.js'
+import { authTokenRoutes } from './routes/auth-tokens.js'
 import { deploymentRoutes } from './routes/deployments.js'
+import { integrationRoutes } from './routes/integrations.js'
+import { listenerRoutes } from './routes/listeners.js'
+import { oauthCallbackRoutes, oauthConsentRoutes } from './routes/oauth-browser.js'
+import { openapiDocument, openapiRoute } from './routes/openapi.js'
 import { systemRoutes } from './routes/system.js'
+import { installSerialization } from './serialization.js'
 import { closeDatabase, openDatabase } from './store/db.js'
 import { DeploymentRepository } from './store/deployments.js'
-import { installSerialization } from './serialization.js'
+import { ListenerRepository } from './store/listeners.js'
+import { OAuthFlows } from './store/oauth-flows.js'
+import { OAuthProviderRepository } from './store/oauth-providers.js'
+import { OAuthTokenRepository } from './store/oauth-tokens.js'
+import { WorkspaceRepository } from './store/workspaces.js'
 import { ticker } from './ticker.js'
 import { installRequestValidation } from './validation/request.js'
 
@@ -43,6 +56,7 @@ export function buildApp(options: AppOptions = {}): App {
   app.decorate('clock', clock)
   app.decorate('config', config)
   app.decorateRequest('tenantId', '')
+  app.decorateRequest('userId', '')
   app.addHook('onClose', async () => closeDatabase(db))
 
   // The one error exit, FastAPI-style request validation and shared serializers precede every route.
@@ -50,15 +64,41 @@ export function buildApp(options: AppOptions = {}): App {
   installRequestValidation(app)
   installSerialization(app)
 
+  const fixtures = loadFixtures(config.fixtures)
+  const workspaces = new WorkspaceRepository(db)
+  const providers = new OAuthProviderRepository(db, clock)
+  const seeder = new WorkspaceSeeder(db, fixtures, { workspaces, providers }, clock, config.selfHostedEnterprise)
+  seeder.seedAll(config.defaultTenant)
   const deployments = new DeploymentRepository(db, clock, config.revisionSpeed)
+  const listeners = new ListenerRepository(db, clock)
+  const tokens = new OAuthTokenRepository(db, clock)
+  const flows = new OAuthFlows(db, clock, providers, tokens)
   app.register(ticker, { every: config.tickMs, tick: () => deployments.settle() })
 
+  app.register(openapiDocument)
   app.register(systemRoutes)
+  app.register(openapiRoute)
+  const onWorkspace = (tenantId: string) => seeder.ensure(tenantId)
   const controlPlane: FastifyPluginAsyncTypebox = async (scope) => {
-    scope.addHook('onRequest', controlPlaneAuth(config))
-    scope.register(deploymentRoutes, { deployments })
+    scope.addHook('onRequest', controlPlaneAuth(config, { onWorkspace }))
+    scope.register(deploymentRoutes, { deployments, fixtures, listeners })
+    scope.register(listenerRoutes, { listeners, workspaces })
+    scope.register(integrationRoutes, { fixtures })
   }
-  for (const prefix of CONTROL_PLANE_PREFIXES) app.register(controlPlane, { prefix })
+  // The Auth Service admits an API key, a Bearer token or a workspace header alone (its spec's security).
+  const authService: FastifyPluginAsyncTypebox = async (scope) => {
+    scope.addHook('onRequest', controlPlaneAuth(config, { tenantHeaderSuffices: true, onWorkspace }))
+    scope.register(authProviderRoutes, { providers })
+    scope.register(authFlowRoutes, { providers, tokens, flows, clock, publicUrl: config.publicUrl })
+    scope.register(authTokenRoutes, { tokens })
+  }
+  for (const prefix of CONTROL_PLANE_PREFIXES) {
+    app.register(controlPlane, { prefix })
+    app.register(authService, { prefix })
+    // Where a browser lands from the provider: no credentials, the OAuth state authorizes.
+    app.register(oauthCallbackRoutes, { prefix, flows })
+  }
+  app.register(oauthConsentRoutes, { flows })
 
   return app as unknown as App
 }

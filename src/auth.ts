@@ -6,11 +6,14 @@ import type { Config } from './config.js'
 import { ApiError, type PydanticError } from './errors.js'
 import { compile, INVALID } from './validation/pydantic.js'
 import { Uuid } from './schemas/common.js'
+import { callerId } from './domain/oauth.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The workspace the request acts in (lowercase UUID). */
     tenantId: string
+    /** The user the request acts as: one per credential (see `callerId`). */
+    userId: string
   }
 }
 
@@ -26,28 +29,44 @@ export function credentialOf(headers: IncomingHttpHeaders): string | undefined {
 
 const checkTenant = compile(Uuid())
 
+export interface GateOptions {
+  /** Admit a request that carries only `X-Tenant-Id` (the Auth Service lists it as a security alternative). */
+  tenantHeaderSuffices?: boolean
+  /** Called with the workspace of every admitted request: seeds it the first time it is seen. */
+  onWorkspace?: (tenantId: string) => void
+}
+
 /**
  * The control plane's gate: a credential is required (any non-empty one, or one of
  * `HANGAR_API_KEYS`), then `X-Tenant-Id` picks the workspace (a UUID), defaulting to
  * `HANGAR_DEFAULT_TENANT` unless `HANGAR_REQUIRE_TENANT` demands the header.
  */
-export function controlPlaneAuth(config: Pick<Config, 'apiKeys' | 'defaultTenant' | 'requireTenant'>): onRequestHookHandler {
+export function controlPlaneAuth(
+  config: Pick<Config, 'apiKeys' | 'defaultTenant' | 'requireTenant'>,
+  options: GateOptions = {},
+): onRequestHookHandler {
   const accepted = new Set(config.apiKeys)
   return (request, _reply, done) => {
     const credential = credentialOf(request.headers)
-    if (credential === undefined) return done(ApiError.unauthorized('Missing authentication headers'))
-    if (accepted.size > 0 && !accepted.has(credential)) return done(ApiError.unauthorized('Invalid token'))
-
     const header = first(request.headers['x-tenant-id'])
+    if (credential === undefined && !(options.tenantHeaderSuffices && header)) {
+      return done(ApiError.unauthorized('Missing authentication headers'))
+    }
+    if (credential !== undefined && accepted.size > 0 && !accepted.has(credential)) {
+      return done(ApiError.unauthorized('Invalid token'))
+    }
+
     if (header === undefined || header === '') {
       if (config.requireTenant) return done(ApiError.forbidden('requires workspace specification'))
       request.tenantId = config.defaultTenant
-      return done()
+    } else {
+      const errors: PydanticError[] = []
+      const tenant = checkTenant(header, ['header', 'x-tenant-id'], errors)
+      if (tenant === INVALID) return done(ApiError.validation(errors))
+      request.tenantId = tenant as string
     }
-    const errors: PydanticError[] = []
-    const tenant = checkTenant(header, ['header', 'x-tenant-id'], errors)
-    if (tenant === INVALID) return done(ApiError.validation(errors))
-    request.tenantId = tenant as string
+    request.userId = callerId(credential, request.tenantId)
+    options.onWorkspace?.(request.tenantId)
     done()
   }
 }

@@ -56,4 +56,32 @@ export class Clock extends EventEmitter<{ change: [now: number] }> {
   advance(ms: number): void {
     this.set(this.now() + ms)
   }
+
+  /**
+   * Resolves once the clock reads `at` or later: on a running clock after the remaining real time,
+   * on any clock as soon as it is moved past `at`. Rejects with the signal's reason when aborted.
+   */
+  until(at: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined
+      const finish = (error?: unknown) => {
+        clearTimeout(timer)
+        this.off('change', check)
+        signal?.removeEventListener('abort', abort)
+        if (error === undefined) resolve()
+        else reject(error)
+      }
+      const abort = () => finish(signal!.reason)
+      const check = () => {
+        clearTimeout(timer)
+        const remaining = at - this.now()
+        if (remaining <= 0) return finish()
+        if (!this.frozen) timer = setTimeout(check, Math.min(remaining, 2 ** 31 - 1))
+      }
+      if (signal?.aborted) return reject(signal.reason)
+      signal?.addEventListener('abort', abort, { once: true })
+      this.on('change', check)
+      check()
+    })
+  }
 }

@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import { RevisionSpeed } from './lifecycle/revisions.js'
@@ -16,13 +17,19 @@ export const Config = Type.Object({
   logLevel: StringEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
   bodyLimit: Type.Integer({ minimum: 1 }),
   tickMs: Type.Integer({ minimum: 10 }),
+  publicUrl: Type.String(),
+  fixtures: Type.String({ minLength: 1 }),
+  selfHostedEnterprise: Type.Boolean(),
 })
 export type Config = Static<typeof Config>
 
 /** hangar's default workspace id: ends in the hex of "hangar". */
 export const DEFAULT_TENANT = '00000000-0000-4000-8000-68616e676172'
 
-type Kind = 'string' | 'integer' | 'boolean' | 'list'
+/** The fixtures shipped with hangar (one level above both src/ and dist/). */
+export const BUNDLED_FIXTURES = fileURLToPath(new URL('../fixtures', import.meta.url))
+
+type Kind = 'string' | 'integer' | 'boolean' | 'list' | 'url'
 interface Setting {
   key: keyof Config
   env: string
@@ -44,6 +51,9 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'logLevel', env: 'HANGAR_LOG_LEVEL', flag: 'log-level', kind: 'string', default: 'info', help: 'fatal, error, warn, info, debug, trace or silent' },
   { key: 'bodyLimit', env: 'HANGAR_BODY_LIMIT', flag: 'body-limit', kind: 'integer', default: 1048576, help: 'largest accepted request body in bytes (413 above)' },
   { key: 'tickMs', env: 'HANGAR_TICK_MS', flag: 'tick-ms', kind: 'integer', default: 250, help: 'how often due revision transitions are written to the store (ms)' },
+  { key: 'publicUrl', env: 'HANGAR_PUBLIC_URL', flag: 'public-url', kind: 'url', default: '', help: 'base of the URLs hangar hands out; empty derives it from each request' },
+  { key: 'fixtures', env: 'HANGAR_FIXTURES', flag: 'fixtures', kind: 'string', default: BUNDLED_FIXTURES, help: 'directory of seed data (workspaces, OAuth providers, integrations)' },
+  { key: 'selfHostedEnterprise', env: 'HANGAR_SELF_HOSTED_ENTERPRISE', flag: 'self-hosted-enterprise', kind: 'boolean', default: true, help: 'whether workspaces not named in the fixtures may use listeners' },
 ]
 
 export class ConfigError extends Error {}
@@ -102,6 +112,8 @@ function convert(kind: Kind, raw: string): unknown {
     }
     case 'list':
       return raw.split(',').map((item) => item.trim()).filter((item) => item !== '')
+    case 'url':
+      return URL.canParse(raw) && /^https?:$/.test(new URL(raw).protocol) ? raw.replace(/\/+$/, '') : undefined
     default:
       return raw
   }
@@ -109,6 +121,7 @@ function convert(kind: Kind, raw: string): unknown {
 
 function describe(s: Setting, schema: TSchema): string {
   if (s.kind === 'boolean') return 'expected true or false'
+  if (s.kind === 'url') return 'expected an http(s) URL'
   if (s.kind === 'integer') {
     const max = schema.maximum === undefined ? '' : ` and ${schema.maximum}`
     return max ? `expected an integer between ${schema.minimum}${max}` : `expected an integer of at least ${schema.minimum}`
@@ -122,7 +135,7 @@ function describe(s: Setting, schema: TSchema): string {
 export function helpText(): string {
   const rows = SETTINGS.map((s) => {
     const flag = s.kind === 'boolean' ? `--${s.flag}` : `--${s.flag} <${s.kind === 'list' ? 'a,b' : 'value'}>`
-    const def = Array.isArray(s.default) ? (s.default.length ? s.default.join(',') : '(none)') : String(s.default)
+    const def = Array.isArray(s.default) ? (s.default.length ? s.default.join(',') : '(none)') : String(s.default) || '(none)'
     return `  ${flag.padEnd(28)} ${s.env.padEnd(24)} ${s.help} [default: ${def}]`
   })
   return [

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { ConfigError, DEFAULT_TENANT, defaultConfig, helpText, loadConfig, SETTINGS } from '../src/config.js'
+import { BUNDLED_FIXTURES, ConfigError, DEFAULT_TENANT, defaultConfig, helpText, loadConfig, SETTINGS } from '../src/config.js'
 
 t.test('with nothing set, every setting has its documented default', async (t) => {
   const { config } = loadConfig([], {})
@@ -14,6 +14,9 @@ t.test('with nothing set, every setting has its documented default', async (t) =
     logLevel: 'info',
     bodyLimit: 1048576,
     tickMs: 250,
+    publicUrl: '',
+    fixtures: BUNDLED_FIXTURES,
+    selfHostedEnterprise: true,
   })
   t.same(config, defaultConfig())
 })
@@ -23,11 +26,13 @@ t.test('environment variables set every setting, parsed into their types', async
     PORT: '9000', HOST: '0.0.0.0', HANGAR_DB: ':memory:', HANGAR_API_KEYS: 'a, b,,c',
     HANGAR_DEFAULT_TENANT: '11111111-1111-4111-8111-11111111111A', HANGAR_REQUIRE_TENANT: 'yes',
     HANGAR_REVISION_SPEED: 'poll', HANGAR_LOG_LEVEL: 'debug', HANGAR_BODY_LIMIT: '2048', HANGAR_TICK_MS: '50',
+    HANGAR_PUBLIC_URL: 'https://hangar.example.com:8443/', HANGAR_FIXTURES: '/srv/fixtures', HANGAR_SELF_HOSTED_ENTERPRISE: 'off',
   })
   t.same(config, {
     port: 9000, host: '0.0.0.0', db: ':memory:', apiKeys: ['a', 'b', 'c'],
     defaultTenant: '11111111-1111-4111-8111-11111111111a', requireTenant: true, revisionSpeed: 'poll',
     logLevel: 'debug', bodyLimit: 2048, tickMs: 50,
+    publicUrl: 'https://hangar.example.com:8443', fixtures: '/srv/fixtures', selfHostedEnterprise: false,
   })
 })
 
@@ -51,6 +56,7 @@ t.test('an invalid setting stops with one line naming the setting', async (t) =>
     [[], { HANGAR_REQUIRE_TENANT: 'maybe' }, 'invalid setting HANGAR_REQUIRE_TENANT (--require-tenant): expected true or false, got "maybe"'],
     [['--default-tenant', 'acme'], {}, 'invalid setting HANGAR_DEFAULT_TENANT (--default-tenant): expected a UUID, got "acme"'],
     [[], { HANGAR_TICK_MS: '1' }, 'invalid setting HANGAR_TICK_MS (--tick-ms): expected an integer of at least 10, got "1"'],
+    [[], { HANGAR_PUBLIC_URL: 'ftp://x' }, 'invalid setting HANGAR_PUBLIC_URL (--public-url): expected an http(s) URL, got "ftp://x"'],
     [['--colour'], {}, "unknown option '--colour' (hangar --help lists every option)"],
     [['--port'], {}, "Option '--port <value>' argument missing (hangar --help lists every option)"],
   ]

@@ -61,8 +61,15 @@ t.test('a resource_spec is returned with every field, unset ones null', async (t
 t.test('the real service\'s rules beyond the schema answer 400 and store nothing', async (t) => {
   const { api } = await makeApp(t)
   const cases: [string, Record<string, unknown>, string][] = [
-    ['github without a repo_url', githubDeployment({ source_config: { deployment_type: 'dev' } }),
+    ['github without an integration', githubDeployment({ source_config: { repo_url: 'https://github.com/acme/agent' } }),
+      'source_config.integration_id is required for github source.'],
+    ['github with an unknown integration', githubDeployment({
+      source_config: { ...githubDeployment().source_config, integration_id: 'dddddddd-0000-4000-8000-000000000000' },
+    }), 'Integration ID dddddddd-0000-4000-8000-000000000000 not found.'],
+    ['github without a repo_url', githubDeployment({ source_config: { integration_id: githubDeployment().source_config.integration_id } }),
       'source_config.repo_url is required for github source.'],
+    ['docker on an unknown listener', dockerDeployment({ source_config: { listener_id: 'eeeeeeee-0000-4000-8000-000000000000' } }),
+      'Listener ID eeeeeeee-0000-4000-8000-000000000000 not found.'],
     ['github without a repo_ref', githubDeployment({ source_revision_config: { langgraph_config_path: 'langgraph.json' } }),
       'source_revision_config.repo_ref is required for github source.'],
     ['github without a config path', githubDeployment({ source_revision_config: { repo_ref: 'main' } }),
@@ -137,9 +144,10 @@ t.test('list pages newest first and returns the next offset', async (t) => {
 t.test('list filters by name, type, ids, status, remote_reconciled, image version and tags', async (t) => {
   const { api, clock } = await makeApp(t, { config: { revisionSpeed: 'manual' } })
   const a = (await api.post('/v2/deployments', githubDeployment({ name: 'Chat_Agent' }))).body
+  const listener = (await api.post('/v2/listeners', { compute_type: 'k8s', compute_id: 'cluster-1', compute_config: { k8s_namespaces: ['agents'] } })).body
   const b = (await api.post('/v2/deployments', dockerDeployment({
     name: 'batch',
-    source_config: { deployment_type: 'prod', listener_id: '9c3b2a10-0000-4000-8000-000000000001' },
+    source_config: { deployment_type: 'prod', listener_id: listener.id, listener_config: { k8s_namespace: 'agents' } },
   }))).body
   clock.advance(1)
   const names = async (query: string) => (await api.get(`/v2/deployments?${query}`)).body.resources.map((d: any) => d.name)

@@ -59,13 +59,26 @@ function checkState(deploymentSource: string, source: string, config: SourceConf
   }
 }
 
+/** What exists in the workspace, for the references a create request makes. */
+export interface KnownReferences {
+  integration(id: string): boolean
+  listener(id: string): boolean
+}
+
 /** Checks a create request beyond its schema; returns the first revision to create. */
-export function planCreate(request: DeploymentCreateRequest): RevisionInput {
-  const { source } = request
+export function planCreate(request: DeploymentCreateRequest, known: KnownReferences): RevisionInput {
+  const { source, source_config: sourceConfig } = request
   const config = revisionConfigOf(request.source_revision_config, source)
   if (source === 'github') {
-    if (!request.source_config.repo_url) throw new RuleViolation('source_config.repo_url is required for github source.')
+    if (!sourceConfig.integration_id) throw new RuleViolation('source_config.integration_id is required for github source.')
+    if (!sourceConfig.repo_url) throw new RuleViolation('source_config.repo_url is required for github source.')
     if (!config.repo_ref) throw new RuleViolation('source_revision_config.repo_ref is required for github source.')
+  }
+  if (sourceConfig.integration_id && !known.integration(sourceConfig.integration_id)) {
+    throw new RuleViolation(`Integration ID ${sourceConfig.integration_id} not found.`)
+  }
+  if (sourceConfig.listener_id && !known.listener(sourceConfig.listener_id)) {
+    throw new RuleViolation(`Listener ID ${sourceConfig.listener_id} not found.`)
   }
   if ((source === 'external_docker' || source === 'internal_docker') && !config.image_uri) {
     throw new RuleViolation(`source_revision_config.image_uri is required for ${source} source.`)

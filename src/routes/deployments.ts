@@ -20,9 +20,13 @@ import {
   RevisionsList,
 } from '../schemas/deployments.js'
 import type { DeploymentRepository } from '../store/deployments.js'
+import { integrationsFor, type Fixtures } from '../fixtures.js'
+import type { ListenerRepository } from '../store/listeners.js'
 
 export interface DeploymentRoutesOptions {
   deployments: DeploymentRepository
+  fixtures: Fixtures
+  listeners: ListenerRepository
 }
 
 const tags = ['Deployments (v2)']
@@ -32,7 +36,7 @@ const csv = (value: string | null | undefined) =>
   value == null ? null : value.split(',').map((item) => item.trim()).filter((item) => item !== '')
 
 /** Deployments (v2): every operation of the tag, plus revision create and interrupt from the newer docs. */
-export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions> = async (app, { deployments }) => {
+export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions> = async (app, { deployments, fixtures, listeners }) => {
   /** Why a revision lookup found nothing: its deployment or only the revision is missing. */
   const missingRevision = (tenantId: string, id: string, rid: string) =>
     deployments.get(tenantId, id) ? revisionNotFound(rid) : deploymentNotFound(id)
@@ -66,7 +70,11 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions
     },
   }, async (request, reply) => {
     const body = request.body
-    const revision = planCreate(body)
+    const revision = planCreate(body, {
+      integration: (id) => [...integrationsFor(fixtures, 'github', request.tenantId), ...integrationsFor(fixtures, 'forge', request.tenantId)]
+        .some((integration) => integration.id === id),
+      listener: (id) => listeners.exists(request.tenantId, id),
+    })
     if (deployments.nameTaken(request.tenantId, body.name)) {
       throw ApiError.badRequest(`A deployment named '${body.name}' already exists.`)
     }

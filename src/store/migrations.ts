@@ -58,6 +58,96 @@ export const MIGRATIONS: readonly string[] = [
                         WHERE deployment_seq = d.seq AND status = 'DEPLOYED'
                         ORDER BY status_at DESC, seq DESC LIMIT 1);
   `,
+
+  // 2: workspaces (seeded from fixtures when first seen), listeners, and the Auth Service:
+  // OAuth providers, authorization requests (one per started flow), tokens, agent connections.
+  `
+  CREATE TABLE workspaces (
+    id                     TEXT PRIMARY KEY,
+    self_hosted_enterprise INTEGER NOT NULL,
+    seeded_at              INTEGER NOT NULL
+  ) STRICT;
+
+  CREATE TABLE listeners (
+    seq            INTEGER PRIMARY KEY,
+    id             TEXT NOT NULL UNIQUE,
+    tenant_id      TEXT NOT NULL,
+    compute_type   TEXT NOT NULL,
+    compute_id     TEXT NOT NULL,
+    compute_config TEXT NOT NULL,
+    version        TEXT,
+    created_at     INTEGER NOT NULL,
+    updated_at     INTEGER NOT NULL,
+    UNIQUE (tenant_id, compute_id)
+  ) STRICT;
+
+  CREATE TABLE oauth_providers (
+    seq                        INTEGER PRIMARY KEY,
+    id                         TEXT NOT NULL UNIQUE,
+    tenant_id                  TEXT NOT NULL,
+    provider_id                TEXT NOT NULL,
+    name                       TEXT NOT NULL,
+    client_id                  TEXT NOT NULL,
+    client_secret              TEXT,
+    auth_url                   TEXT NOT NULL,
+    token_url                  TEXT NOT NULL,
+    uses_pkce                  INTEGER NOT NULL,
+    code_challenge_method      TEXT,
+    provider_type              TEXT,
+    mcp_server_url             TEXT,
+    token_endpoint_auth_method TEXT NOT NULL,
+    is_dynamic_client          INTEGER NOT NULL,
+    account_label              TEXT,
+    created_at                 INTEGER NOT NULL,
+    updated_at                 INTEGER NOT NULL,
+    UNIQUE (tenant_id, provider_id)
+  ) STRICT;
+
+  CREATE TABLE oauth_tokens (
+    seq                    INTEGER PRIMARY KEY,
+    id                     TEXT NOT NULL UNIQUE,
+    provider_seq           INTEGER NOT NULL REFERENCES oauth_providers (seq) ON DELETE CASCADE,
+    user_id                TEXT NOT NULL,
+    access_token           TEXT NOT NULL,
+    scopes                 TEXT NOT NULL,
+    provider_account_label TEXT,
+    is_default             INTEGER NOT NULL,
+    expires_at             INTEGER,
+    created_at             INTEGER NOT NULL,
+    updated_at             INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX oauth_tokens_by_user ON oauth_tokens (provider_seq, user_id);
+
+  CREATE TABLE oauth_auth_requests (
+    id             TEXT PRIMARY KEY,
+    provider_seq   INTEGER NOT NULL REFERENCES oauth_providers (seq) ON DELETE CASCADE,
+    user_id        TEXT NOT NULL,
+    agent_id       TEXT,
+    scopes         TEXT NOT NULL,
+    is_default     INTEGER NOT NULL,
+    state          TEXT NOT NULL UNIQUE,
+    code_verifier  TEXT,
+    code_challenge TEXT,
+    code           TEXT UNIQUE,
+    code_issued_at INTEGER,
+    token_seq      INTEGER REFERENCES oauth_tokens (seq) ON DELETE SET NULL,
+    completed_at   INTEGER,
+    created_at     INTEGER NOT NULL,
+    expires_at     INTEGER NOT NULL
+  ) STRICT;
+
+  CREATE TABLE agent_connections (
+    seq        INTEGER PRIMARY KEY,
+    id         TEXT NOT NULL UNIQUE,
+    tenant_id  TEXT NOT NULL,
+    agent_id   TEXT NOT NULL,
+    token_seq  INTEGER NOT NULL REFERENCES oauth_tokens (seq) ON DELETE CASCADE,
+    created_by TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    UNIQUE (agent_id, token_seq)
+  ) STRICT;
+  CREATE INDEX agent_connections_by_agent ON agent_connections (tenant_id, agent_id);
+  `,
 ]
 
 export function migrate(db: Db) {

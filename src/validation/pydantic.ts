@@ -66,14 +66,42 @@ function fail(errors: PydanticError[], error: PydanticError): typeof INVALID {
   return INVALID
 }
 
-/** `Optional[T]`: null passes, anything else is validated as T (errors are T's, untagged). */
+/**
+ * `Optional[T]` (null passes, anything else is validated as T, errors untagged), or a general
+ * union: the first member that accepts the input wins; when none does, every member's errors are
+ * reported with the member's tag in `loc`, as pydantic does.
+ */
 function nullable(members: TSchema[]): Check {
   const others = members.filter((m) => m.type !== 'null')
-  if (others.length !== 1 || others.length === members.length) {
-    throw new Error('only anyOf [T, null] is supported by the validator')
+  const hasNull = others.length < members.length
+  if (others.length === 1) {
+    const inner = compile(others[0])
+    return (input, loc, errors) => (hasNull && input === null ? null : inner(input, loc, errors))
   }
-  const inner = compile(others[0])
-  return (input, loc, errors) => (input === null ? null : inner(input, loc, errors))
+  const checks = others.map((member) => ({ tag: unionTag(member), check: compile(member) }))
+  return (input, loc, errors) => {
+    if (hasNull && input === null) return null
+    const collected: PydanticError[] = []
+    for (const { tag, check } of checks) {
+      const attempt: PydanticError[] = []
+      const value = check(input, [...loc, tag], attempt)
+      if (value !== INVALID) return value
+      collected.push(...attempt)
+    }
+    errors.push(...collected)
+    return INVALID
+  }
+}
+
+/** How pydantic names a union member in `loc`. */
+function unionTag(schema: TSchema): string {
+  if ('const' in schema) return `literal[${repr(schema.const)}]`
+  if (Array.isArray(schema.enum)) return `literal[${schema.enum.map(repr).join(',')}]`
+  const names: Record<string, string> = { string: 'str', integer: 'int', number: 'float', boolean: 'bool' }
+  if (schema.type === 'array') return `list[${unionTag((schema.items as TSchema) ?? {})}]`
+  if (schema.type === 'object') return (schema.title as string | undefined) ?? 'dict[str,any]'
+  if (schema.format === 'uuid') return 'uuid'
+  return names[schema.type as string] ?? 'any'
 }
 
 function literal(values: readonly unknown[]): Check {
