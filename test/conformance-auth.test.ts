@@ -1,23 +1,11 @@
 import t from 'tap'
-import { checkResponse, documentedStatuses } from './openapi-conformance.js'
+import { conformanceRecorder, documentedStatuses } from './openapi-conformance.js'
 import { makeApp, TENANT_A } from './helpers.js'
 import { pathOf } from './oauth-helpers.js'
 
 t.test('every Auth Service and Agent Connections response matches the real OpenAPI document, for every status', async (t) => {
   const { app, clock } = await makeApp(t)
-  const covered = new Set<string>()
-  const problems: string[] = []
-  const call = async (method: string, url: string, body?: unknown, headers: Record<string, string> = { 'x-api-key': 'k' }) => {
-    const res = await app.inject({
-      method: method as 'GET', url, payload: body === undefined ? undefined : JSON.stringify(body),
-      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), accept: 'application/json', ...headers },
-    })
-    const contentType = String(res.headers['content-type'] ?? '')
-    const result = checkResponse({ method, url: url.split('?')[0], status: res.statusCode, body: res.body, contentType })
-    if (result.covered) covered.add(result.covered)
-    problems.push(...result.problems.map((p) => `${p} (${res.body.slice(0, 200)})`))
-    return { status: res.statusCode, body: res.body && contentType.includes('json') ? JSON.parse(res.body) : res.body, headers: res.headers }
-  }
+  const { call, covered, problems } = conformanceRecorder(app)
   /** authenticate → consent → the redirect's code and state. */
   const approve = async (provider: string, agentId?: string) => {
     const started = (await call('POST', '/v2/auth/authenticate', { provider, scopes: ['read'], agent_id: agentId })).body
@@ -36,7 +24,7 @@ t.test('every Auth Service and Agent Connections response matches the real OpenA
   await call('POST', '/v2/auth/providers/mcp-discover', { provider_id: 'mcp', name: 'MCP', mcp_server_url: 'https://mcp.example' })
   await call('POST', '/v2/auth/providers/mcp-discover', { provider_id: 'mcp2', name: 'MCP', mcp_server_url: 'nope' })
   await call('POST', '/v2/auth/providers/mcp-discover', {})
-  await call('GET', '/v2/auth/providers/github', undefined, { 'x-tenant-id': TENANT_A })
+  await call('GET', '/v2/auth/providers/github', undefined, { 'x-api-key': '', 'x-tenant-id': TENANT_A }) // the workspace header alone
   await call('GET', '/v2/auth/providers/ghost')
   await call('PATCH', '/v2/auth/providers/extra', { name: 'Renamed' })
   await call('PATCH', '/v2/auth/providers/ghost', { name: 'x' })

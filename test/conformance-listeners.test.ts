@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { checkResponse, documentedStatuses } from './openapi-conformance.js'
+import { checkResponse, conformanceRecorder, documentedStatuses } from './openapi-conformance.js'
 import { makeApp } from './helpers.js'
 
 const NOT_ENTERPRISE = '00000000-0000-4000-8000-00000000f403'
@@ -10,18 +10,7 @@ const FORGE = 'b4c1d2e3-5f60-4a71-8b92-a3b4c5d6e7f8'
 /** An app, and a `call` that checks every response against the spec and records what it covered. */
 async function harness(t: Test) {
   const { app, clock } = await makeApp(t)
-  const covered = new Set<string>()
-  const problems: string[] = []
-  const call = async (method: string, url: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const res = await app.inject({
-      method: method as 'GET', url, payload: body === undefined ? undefined : JSON.stringify(body),
-      headers: { 'x-api-key': 'k', ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-    })
-    const result = checkResponse({ method, url, status: res.statusCode, body: res.body })
-    if (result.covered) covered.add(result.covered)
-    problems.push(...result.problems)
-    return { status: res.statusCode, body: res.body ? JSON.parse(res.body) : undefined }
-  }
+  const { call, covered, problems } = conformanceRecorder(app)
   return { call, clock, covered, problems }
 }
 

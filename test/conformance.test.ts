@@ -1,5 +1,5 @@
 import t from 'tap'
-import { checkResponse, documentedStatuses, SPEC_FOUND, SPEC_PATH } from './openapi-conformance.js'
+import { checkResponse, conformanceRecorder, documentedStatuses, SPEC_FOUND, SPEC_PATH } from './openapi-conformance.js'
 import { dockerDeployment, githubDeployment, makeApp, TENANT_A } from './helpers.js'
 
 t.test('the real OpenAPI document is at hand', async (t) => {
@@ -8,18 +8,7 @@ t.test('the real OpenAPI document is at hand', async (t) => {
 
 t.test('every Deployments (v2) response matches the real OpenAPI document, for every documented status', async (t) => {
   const { app, clock } = await makeApp(t)
-  const covered = new Set<string>()
-  const problems: string[] = []
-  const call = async (method: string, url: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const res = await app.inject({
-      method: method as 'GET', url, payload: body === undefined ? undefined : JSON.stringify(body),
-      headers: { 'x-api-key': 'k', ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-    })
-    const result = checkResponse({ method, url, status: res.statusCode, body: res.body })
-    if (result.covered) covered.add(result.covered)
-    problems.push(...result.problems)
-    return { status: res.statusCode, body: res.body ? JSON.parse(res.body) : undefined }
-  }
+  const { call, covered, problems } = conformanceRecorder(app)
   const ghost = 'aaaaaaaa-0000-4000-8000-000000000000'
 
   // create: 201, 400, 422

@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Ajv2020 } from 'ajv/dist/2020.js'
+import type { App } from '../src/app.js'
 import addFormatsModule from 'ajv-formats'
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void
@@ -154,4 +155,36 @@ export function documentedStatuses(tag: string): string[] {
     }
   }
   return keys
+}
+
+/**
+ * A client over `app.inject` that checks every response against the spec and records which
+ * (method path status) it covered. It sends an API key and asks for JSON unless told otherwise.
+ */
+export function conformanceRecorder(app: App) {
+  const covered = new Set<string>()
+  const problems: string[] = []
+  const call = async (method: string, url: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const res = await app.inject({
+      method: method as 'GET',
+      url,
+      payload: body === undefined ? undefined : JSON.stringify(body),
+      headers: {
+        'x-api-key': 'k',
+        accept: 'application/json',
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...headers,
+      },
+    })
+    const contentType = String(res.headers['content-type'] ?? '')
+    const result = checkResponse({ method, url, status: res.statusCode, body: res.body, contentType })
+    if (result.covered) covered.add(result.covered)
+    problems.push(...result.problems.map((problem) => `${problem} (${res.body.slice(0, 200)})`))
+    return {
+      status: res.statusCode,
+      body: res.body && contentType.includes('json') ? JSON.parse(res.body) : res.body,
+      headers: res.headers,
+    }
+  }
+  return { call, covered, problems }
 }

@@ -23,6 +23,9 @@ export function openDatabase(path: string): Db {
   return db
 }
 
+/** The store keeps instants as epoch milliseconds; the API shows them as ISO 8601 (UTC). */
+export const iso = (ms: number) => new Date(ms).toISOString()
+
 /** Checkpoints the WAL into the main file and closes the connection. */
 export function closeDatabase(db: Db) {
   if (!db.open) return

@@ -13,7 +13,7 @@ import {
   type RevisionStatus,
 } from '../lifecycle/revisions.js'
 import type { Deployment, Revision, SourceConfig, SourceRevisionConfig } from '../schemas/deployments.js'
-import type { Db } from './db.js'
+import { iso, type Db } from './db.js'
 
 interface DeploymentRow {
   seq: number
@@ -66,7 +66,6 @@ export interface DeploymentFilter {
   tagValueIds?: string[] | null
 }
 
-const iso = (ms: number) => new Date(ms).toISOString()
 const bool = (value: boolean | null | undefined) => (value == null ? null : value ? 1 : 0)
 const TERMINAL_SQL = TERMINAL_STATUSES.map((s) => `'${s}'`).join(', ')
 

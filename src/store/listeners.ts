@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Clock } from '../clock.js'
 import type { Listener, ListenerComputeConfig } from '../schemas/listeners.js'
-import type { Db } from './db.js'
+import { iso, type Db } from './db.js'
 
 interface ListenerRow {
   seq: number
@@ -29,7 +29,6 @@ export interface ListenerChanges {
   computeConfig?: ListenerComputeConfig
 }
 
-const iso = (ms: number) => new Date(ms).toISOString()
 
 function toListener(row: ListenerRow): Listener {
   return {

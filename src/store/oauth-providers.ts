@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Clock } from '../clock.js'
 import type { OAuthProviderResponse } from '../schemas/auth.js'
-import type { Db } from './db.js'
+import { iso, type Db } from './db.js'
 
 interface ProviderRow {
   seq: number
@@ -60,7 +60,6 @@ export type ProviderChanges = {
   [K in 'name' | 'client_id' | 'client_secret' | 'auth_url' | 'token_url' | 'uses_pkce' | 'code_challenge_method']?: NewProvider[K] | null
 }
 
-const iso = (ms: number) => new Date(ms).toISOString()
 
 function toProvider(row: ProviderRow): Provider {
   return {

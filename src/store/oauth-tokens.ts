@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Clock } from '../clock.js'
 import type { AgentConnectionResponse, OAuthTokenSummary } from '../schemas/auth.js'
-import type { Db } from './db.js'
+import { iso, type Db } from './db.js'
 
 interface TokenRow {
   seq: number
@@ -27,7 +27,6 @@ export interface Token {
   summary: OAuthTokenSummary
 }
 
-const iso = (ms: number) => new Date(ms).toISOString()
 
 function toToken(row: TokenRow): Token {
   const scopes = JSON.parse(row.scopes) as string[]
