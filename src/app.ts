@@ -1,10 +1,21 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { controlPlaneAuth } from './auth.js'
+import { join } from 'node:path'
+import { createEngine } from './agent/engine.js'
+import { RunManager } from './agent/runs.js'
+import { seedSystemAssistants } from './agent/system-assistants.js'
+import { agentServerAuth, controlPlaneAuth } from './auth.js'
 import { Clock } from './clock.js'
 import { defaultConfig, type Config } from './config.js'
 import { installErrorHandling } from './errors.js'
 import { loadFixtures, WorkspaceSeeder } from './fixtures.js'
+import { agentMetaRoutes } from './routes/agent-meta.js'
+import { assistantRoutes } from './routes/assistants.js'
+import { runRoutes } from './routes/runs.js'
+import { threadRoutes } from './routes/threads.js'
+import { AssistantRepository } from './store/assistants.js'
+import { RunRepository } from './store/runs.js'
+import { ThreadRepository } from './store/threads.js'
 import { authFlowRoutes } from './routes/auth-flow.js'
 import { authProviderRoutes } from './routes/auth-providers.js'
 import { authTokenRoutes } from './routes/auth-tokens.js'
@@ -99,6 +110,25 @@ export function buildApp(options: AppOptions = {}): App {
     app.register(oauthCallbackRoutes, { prefix, flows })
   }
   app.register(oauthConsentRoutes, { flows })
+
+  // The agent server: assistants, threads and runs of the scripted graphs, at the root paths.
+  const engine = createEngine(join(config.fixtures, 'graphs'), { clock })
+  const assistants = new AssistantRepository(db, clock)
+  const threads = new ThreadRepository(db, clock)
+  const runs = new RunRepository(db, clock)
+  seedSystemAssistants(assistants, engine, '')
+  const manager = new RunManager({ runs, threads, engine, clock, endEvent: config.sseEndEvent, log: app.log })
+  manager.recover()
+  app.addHook('preClose', async () => manager.stopAll())
+  app.register(agentMetaRoutes)
+  const agentServer: FastifyPluginAsyncTypebox = async (scope) => {
+    scope.addHook('onRequest', agentServerAuth(config))
+    const common = { scope: '', engine }
+    scope.register(assistantRoutes, { ...common, assistants })
+    scope.register(threadRoutes, { ...common, threads, runs, manager })
+    scope.register(runRoutes, { ...common, assistants, threads, runs, manager, clock, heartbeatMs: config.heartbeatMs })
+  }
+  app.register(agentServer)
 
   return app as unknown as App
 }

@@ -42,17 +42,17 @@ export interface GateOptions {
  * `HANGAR_DEFAULT_TENANT` unless `HANGAR_REQUIRE_TENANT` demands the header.
  */
 export function controlPlaneAuth(
-  config: Pick<Config, 'apiKeys' | 'defaultTenant' | 'requireTenant'>,
+  config: Pick<Config, 'apiKeys' | 'defaultTenant' | 'requireTenant' | 'auth'>,
   options: GateOptions = {},
 ): onRequestHookHandler {
   const accepted = new Set(config.apiKeys)
   return (request, _reply, done) => {
     const credential = credentialOf(request.headers)
     const header = first(request.headers['x-tenant-id'])
-    if (credential === undefined && !(options.tenantHeaderSuffices && header)) {
+    if (credential === undefined && config.auth === 'on' && !(options.tenantHeaderSuffices && header)) {
       return done(ApiError.unauthorized('Missing authentication headers'))
     }
-    if (credential !== undefined && accepted.size > 0 && !accepted.has(credential)) {
+    if (credential !== undefined && config.auth === 'on' && accepted.size > 0 && !accepted.has(credential)) {
       return done(ApiError.unauthorized('Invalid token'))
     }
 
@@ -67,6 +67,22 @@ export function controlPlaneAuth(
     }
     request.userId = callerId(credential, request.tenantId)
     options.onWorkspace?.(request.tenantId)
+    done()
+  }
+}
+
+/**
+ * The agent server's gate: an API key (`x-api-key`, or a Bearer token) is required, as on the
+ * hosted server — 403 `Missing authentication headers` without one; `HANGAR_API_KEYS` restricts
+ * which; `HANGAR_AUTH=off` admits everyone.
+ */
+export function agentServerAuth(config: Pick<Config, 'apiKeys' | 'auth'>): onRequestHookHandler {
+  const accepted = new Set(config.apiKeys)
+  return (request, _reply, done) => {
+    if (config.auth === 'off') return done()
+    const credential = credentialOf(request.headers)
+    if (credential === undefined) return done(ApiError.forbidden('Missing authentication headers'))
+    if (accepted.size > 0 && !accepted.has(credential)) return done(ApiError.forbidden('Invalid API key'))
     done()
   }
 }

@@ -20,6 +20,9 @@ export const Config = Type.Object({
   publicUrl: Type.String(),
   fixtures: Type.String({ minLength: 1 }),
   selfHostedEnterprise: Type.Boolean(),
+  auth: StringEnum(['on', 'off']),
+  heartbeatMs: Type.Integer({ minimum: 0 }),
+  sseEndEvent: Type.Boolean(),
 })
 export type Config = Static<typeof Config>
 
@@ -54,6 +57,9 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'publicUrl', env: 'HANGAR_PUBLIC_URL', flag: 'public-url', kind: 'url', default: '', help: 'base of the URLs hangar hands out; empty derives it from each request' },
   { key: 'fixtures', env: 'HANGAR_FIXTURES', flag: 'fixtures', kind: 'string', default: BUNDLED_FIXTURES, help: 'directory of seed data (workspaces, OAuth providers, integrations)' },
   { key: 'selfHostedEnterprise', env: 'HANGAR_SELF_HOSTED_ENTERPRISE', flag: 'self-hosted-enterprise', kind: 'boolean', default: true, help: 'whether workspaces not named in the fixtures may use listeners' },
+  { key: 'auth', env: 'HANGAR_AUTH', flag: 'auth', kind: 'string', default: 'on', help: 'off: accept requests without credentials everywhere' },
+  { key: 'heartbeatMs', env: 'HANGAR_HEARTBEAT_MS', flag: 'heartbeat-ms', kind: 'integer', default: 5000, help: 'interval of ": heartbeat" comments on event streams (0: none)' },
+  { key: 'sseEndEvent', env: 'HANGAR_SSE_END_EVENT', flag: 'sse-end-event', kind: 'boolean', default: false, help: 'end each run stream with an "end" event' },
 ]
 
 export class ConfigError extends Error {}

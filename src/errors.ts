@@ -42,8 +42,17 @@ export class ApiError extends Error {
 const PHRASES: Record<number, string> = { 413: 'Request Entity Too Large' }
 const phrase = (status: number) => PHRASES[status] ?? STATUS_CODES[status] ?? 'Error'
 
+/**
+ * Error bodies are written with plain JSON.stringify, never through a route's response schema: a
+ * schema that rejected one (a string `detail` on a 422, say) would turn a clear 4xx into a 500.
+ */
 function sendError(reply: FastifyReply, error: ApiError) {
-  return reply.code(error.statusCode).headers(error.headers).send({ detail: error.detail })
+  return reply
+    .code(error.statusCode)
+    .headers(error.headers)
+    .type('application/json; charset=utf-8')
+    .serializer(JSON.stringify)
+    .send({ detail: error.detail })
 }
 
 export function errorHandler(this: FastifyInstance, error: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) {

@@ -1,6 +1,6 @@
-// Driving the simulated OAuth flow as a client and its user's browser would.
+// Driving the simulated OAuth flow as a client and its user's browser would, and the clock.
 
-import { once, type EventEmitter } from 'node:events'
+import type { EventEmitter } from 'node:events'
 import type { App } from '../src/app.js'
 import type { Clock } from '../src/clock.js'
 import type { Client } from './helpers.js'
@@ -30,5 +30,31 @@ export async function completeFlow(app: App, api: Client, provider: string, opti
   return { authId: started.body.auth_id as string, tokenId: callback.json().token_id as string, token: done.token as string }
 }
 
-/** Resolves once something starts waiting on the clock (a long-poll has registered). */
-export const someoneWaitsOn = (clock: Clock) => once(clock as unknown as EventEmitter, 'newListener')
+/**
+ * Resolves once something starts waiting on the clock (adds a 'change' listener: a long-poll or a
+ * delay has registered). Only 'change' counts: `events.once` would itself add an 'error' listener.
+ */
+export function someoneWaitsOn(clock: Clock): Promise<void> {
+  const emitter = clock as unknown as EventEmitter
+  return new Promise((resolve) => {
+    const onNewListener = (event: string | symbol) => {
+      if (event !== 'change') return
+      emitter.off('newListener', onNewListener)
+      resolve()
+    }
+    emitter.on('newListener', onNewListener)
+  })
+}
+
+/**
+ * Lets emulated time pass until `finished()` holds: whenever something waits on the clock it is
+ * moved `stepMs` forward, and the event loop gets a turn between checks (no real time is waited).
+ */
+export async function runClockUntil(clock: Clock, finished: () => boolean | Promise<boolean>, stepMs = 1000, maxTurns = 10_000) {
+  for (let turn = 0; turn < maxTurns; turn++) {
+    if (await finished()) return
+    if (clock.listenerCount('change') > 0) clock.advance(stepMs)
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+  throw new Error('the condition never held')
+}

@@ -148,6 +148,96 @@ export const MIGRATIONS: readonly string[] = [
   ) STRICT;
   CREATE INDEX agent_connections_by_agent ON agent_connections (tenant_id, agent_id);
   `,
+
+  // 3: the agent server. Everything lives in a `scope` ('' for the agent server at the root; a
+  // deployment's own agent server uses its id), so scopes never see each other's data. A run's
+  // events are an append-only log numbered from 0 (the SSE `id:`); checkpoints are the thread's
+  // history, newest last.
+  `
+  CREATE TABLE assistants (
+    seq          INTEGER PRIMARY KEY,
+    scope        TEXT NOT NULL,
+    assistant_id TEXT NOT NULL,
+    graph_id     TEXT NOT NULL,
+    name         TEXT NOT NULL,
+    description  TEXT,
+    config       TEXT NOT NULL,
+    context      TEXT NOT NULL,
+    metadata     TEXT NOT NULL,
+    version      INTEGER NOT NULL,
+    created_at   INTEGER NOT NULL,
+    updated_at   INTEGER NOT NULL,
+    UNIQUE (scope, assistant_id)
+  ) STRICT;
+
+  CREATE TABLE assistant_versions (
+    assistant_seq INTEGER NOT NULL REFERENCES assistants (seq) ON DELETE CASCADE,
+    version       INTEGER NOT NULL,
+    graph_id      TEXT NOT NULL,
+    name          TEXT NOT NULL,
+    description   TEXT,
+    config        TEXT NOT NULL,
+    context       TEXT NOT NULL,
+    metadata      TEXT NOT NULL,
+    created_at    INTEGER NOT NULL,
+    PRIMARY KEY (assistant_seq, version)
+  ) STRICT;
+
+  CREATE TABLE threads (
+    seq              INTEGER PRIMARY KEY,
+    scope            TEXT NOT NULL,
+    thread_id        TEXT NOT NULL,
+    metadata         TEXT NOT NULL,
+    status           TEXT NOT NULL,
+    state_values     TEXT,
+    interrupts       TEXT NOT NULL,
+    config           TEXT,
+    error            TEXT,
+    created_at       INTEGER NOT NULL,
+    updated_at       INTEGER NOT NULL,
+    state_updated_at INTEGER NOT NULL,
+    UNIQUE (scope, thread_id)
+  ) STRICT;
+
+  CREATE TABLE checkpoints (
+    seq                  INTEGER PRIMARY KEY,
+    thread_seq           INTEGER NOT NULL REFERENCES threads (seq) ON DELETE CASCADE,
+    checkpoint_id        TEXT NOT NULL,
+    parent_checkpoint_id TEXT,
+    run_id               TEXT,
+    state_values         TEXT NOT NULL,
+    next                 TEXT NOT NULL,
+    metadata             TEXT NOT NULL,
+    tasks                TEXT NOT NULL,
+    interrupts           TEXT NOT NULL,
+    paused_at            TEXT,
+    created_at           INTEGER NOT NULL,
+    UNIQUE (thread_seq, checkpoint_id)
+  ) STRICT;
+
+  CREATE TABLE runs (
+    seq                INTEGER PRIMARY KEY,
+    scope              TEXT NOT NULL,
+    run_id             TEXT NOT NULL UNIQUE,
+    thread_seq         INTEGER NOT NULL REFERENCES threads (seq) ON DELETE CASCADE,
+    assistant_id       TEXT NOT NULL,
+    status             TEXT NOT NULL,
+    metadata           TEXT NOT NULL,
+    kwargs             TEXT NOT NULL,
+    multitask_strategy TEXT,
+    created_at         INTEGER NOT NULL,
+    updated_at         INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX runs_by_thread ON runs (thread_seq, seq);
+
+  CREATE TABLE run_events (
+    run_seq INTEGER NOT NULL REFERENCES runs (seq) ON DELETE CASCADE,
+    idx     INTEGER NOT NULL,
+    event   TEXT NOT NULL,
+    data    TEXT NOT NULL,
+    PRIMARY KEY (run_seq, idx)
+  ) STRICT, WITHOUT ROWID;
+  `,
 ]
 
 export function migrate(db: Db) {

@@ -1,0 +1,78 @@
+// Checkpoints as LangGraph writes them: time-ordered UUID v6 ids whose clock-sequence field holds
+// the step (`ffff` for the input step −1, `8000 + step` otherwise), tasks with ids derived from
+// their checkpoint, interrupt ids of 32 hex digits.
+
+import { v5 as uuid5, v6 as uuid6 } from 'uuid'
+import type { CheckpointRecord, Interrupt, State, ThreadTask } from './types.js'
+
+const NAMESPACE = '0f0d6b2e-3c1a-5b7e-9d4f-6a8c2e1b3d5f'
+
+/** 100-nanosecond intervals between the Gregorian epoch (1582-10-15) and the Unix epoch. */
+const GREGORIAN_OFFSET = 122_192_928_000_000_000n
+
+/** The timestamp of a v6 UUID in 100 ns ticks since 1582, or null for anything else. */
+function v6Ticks(id: string): bigint | null {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-6[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return null
+  return BigInt(`0x${id.slice(0, 8)}${id.slice(9, 13)}${id.slice(15, 18)}`)
+}
+
+/**
+ * A checkpoint id: a UUID v6 with the clock's time and the step in its clock-sequence field. It is
+ * always later than its parent's (several checkpoints within one millisecond, or a clock moved
+ * back, still sort in the order they were written).
+ */
+export function checkpointId(step: number, now: number, parentId: string | null): string {
+  let ticks = BigInt(Math.floor(now)) * 10_000n + GREGORIAN_OFFSET
+  const parent = parentId === null ? null : v6Ticks(parentId)
+  if (parent !== null && ticks <= parent) ticks = parent + 1n
+  const sinceUnix = ticks - GREGORIAN_OFFSET
+  const clockseq = step < 0 ? 0xffff : 0x8000 + (step & 0x7fff)
+  return uuid6({ msecs: Number(sinceUnix / 10_000n), nsecs: Number(sinceUnix % 10_000n), clockseq })
+}
+
+/** The id of the task that runs `node` from checkpoint `checkpointId`. */
+export const taskId = (checkpointId: string, node: string) => uuid5(`task:${checkpointId}:${node}`, NAMESPACE)
+
+/** The id of the interrupt a task raises: 32 hex digits, as the real server shows them. */
+export const interruptId = (task: string) => uuid5(`interrupt:${task}`, NAMESPACE).replaceAll('-', '')
+
+export const taskPath = (node: string) => ['__pregel_pull', node]
+
+export interface CheckpointSpec {
+  id: string
+  parentId: string | null
+  source: 'input' | 'loop' | 'update'
+  step: number
+  values: State
+  next: string[]
+  writes: unknown
+  /** Run metadata and ids, written before `source`, `step`, `writes`, `parents`. */
+  metadata: Record<string, unknown>
+  /** What the (single) pending task shows once it ran: its input's result, interrupts or error. */
+  task?: { result?: unknown; interrupts?: Interrupt[]; error?: string }
+}
+
+export function makeCheckpoint(spec: CheckpointSpec): CheckpointRecord {
+  const tasks: ThreadTask[] = spec.next.map((name) => ({
+    id: taskId(spec.id, name),
+    name,
+    path: taskPath(name),
+    error: spec.task?.error ?? null,
+    interrupts: spec.task?.interrupts ?? [],
+    checkpoint: null,
+    state: null,
+    result: spec.task?.result ?? null,
+  }))
+  const interrupts = Object.fromEntries(
+    tasks.filter((t) => t.interrupts.length > 0 || t.error !== null).map((t) => [t.id, t.interrupts]),
+  )
+  return {
+    checkpoint_id: spec.id,
+    parent_checkpoint_id: spec.parentId,
+    values: spec.values,
+    next: spec.next,
+    metadata: { ...spec.metadata, source: spec.source, step: spec.step, writes: spec.writes, parents: {} },
+    tasks,
+    interrupts,
+  }
+}

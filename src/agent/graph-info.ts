@@ -1,0 +1,45 @@
+// A graph's public description: the drawable graph (`GET /assistants/{id}/graph`) and its JSON
+// Schemas (`GET /assistants/{id}/schemas`), in the forms the real server answers with.
+
+import type { Graph } from './graphs.js'
+import type { GraphInfo } from './types.js'
+
+const DRAFT = 'https://json-schema.org/draft/2020-12/schema'
+
+export function graphInfo(graph: Graph): GraphInfo {
+  return { graph_id: graph.graph_id, description: graph.description, drawable: drawable(graph), schemas: schemas(graph) }
+}
+
+function drawable(graph: Graph): GraphInfo['drawable'] {
+  const names = graph.nodes.map((n) => n.name)
+  const edgeEnds = ['__start__', ...names, '__end__']
+  return {
+    nodes: [
+      { id: '__start__', type: 'schema', data: { $schema: DRAFT } },
+      ...names.map((name) => ({ id: name, type: 'runnable', data: { id: ['langgraph', 'RunnableCallable'], name }, metadata: {} })),
+      { id: '__end__', type: 'schema', data: { $schema: DRAFT } },
+    ],
+    edges: edgeEnds.slice(1).map((target, i) => ({ source: edgeEnds[i], target, conditional: false })),
+  }
+}
+
+function schemas(graph: Graph): Record<string, unknown> {
+  const properties = Object.fromEntries(
+    Object.entries(graph.state).map(([key, reducer]) => [key, reducer === 'messages' ? { type: 'array', items: { type: 'object' } } : {}]),
+  )
+  const state = () => ({ $schema: DRAFT, type: 'object', properties: structuredClone(properties), additionalProperties: false })
+  const configurable = [...new Set(graph.nodes.flatMap((n) => n.steps.flatMap((s) => s.fail?.when?.configurable ?? [])))]
+  const config = () => ({
+    $schema: DRAFT,
+    type: 'object',
+    properties: Object.fromEntries(configurable.map((key) => [key, {}])),
+  })
+  return {
+    graph_id: graph.graph_id,
+    input_schema: state(),
+    output_schema: state(),
+    state_schema: state(),
+    config_schema: config(),
+    context_schema: config(),
+  }
+}

@@ -1,0 +1,193 @@
+// Scripted graphs are data: one JSON file per graph in `fixtures/graphs/` (format in docs/graphs.md).
+// This module holds the format (a TypeBox schema, validated in pydantic mode with extra fields
+// forbidden), the checks a schema cannot express, and the loader that stops start-up with one line
+// naming the file and the field when a graph is invalid.
+
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import type { PydanticError } from '../errors.js'
+import { FixtureError } from '../fixtures.js'
+import { Dict, Nullable, StringEnum } from '../schemas/common.js'
+import { compile, INVALID, type Loc } from '../validation/pydantic.js'
+import { REDUCERS, type Channels } from './state.js'
+import { unknownTemplates } from './templates.js'
+
+const Ms = (options: object = {}) => Type.Integer({ minimum: 0, ...options })
+
+const Reply = Type.Object({
+  /** The reply, with templates; `{{last_human}}` makes an echo. */
+  text: Type.String(),
+  /** Clock time between two streamed chunks (one chunk per word). */
+  token_delay_ms: Type.Optional(Ms({ default: 0 })),
+})
+
+const Interrupt = Type.Object({
+  /** What `interrupt(value)` shows the client (templated). */
+  value: Type.Unknown(),
+  /** The state key the resume value is written to. */
+  resume_key: Type.String({ minLength: 1 }),
+})
+
+const When = Type.Object({
+  /** The run's `config.configurable.<key>` is truthy. */
+  configurable: Type.Optional(Type.String({ minLength: 1 })),
+  /** The last human message contains this text (case-insensitive). */
+  human_contains: Type.Optional(Type.String({ minLength: 1 })),
+})
+
+const Fail = Type.Object({
+  error: Type.Optional(Type.String({ minLength: 1, default: 'Error' })),
+  message: Type.String(),
+  /** Fail only when one of the given conditions holds; always when absent. */
+  when: Type.Optional(When),
+})
+
+/** A step does exactly one of these things. */
+const Step = Type.Object({
+  reply: Type.Optional(Reply),
+  update: Type.Optional(Dict(Type.Unknown())),
+  custom: Type.Optional(Type.Unknown()),
+  wait_ms: Type.Optional(Ms()),
+  interrupt: Type.Optional(Interrupt),
+  fail: Type.Optional(Fail),
+})
+export const STEP_KINDS = ['reply', 'update', 'custom', 'wait_ms', 'interrupt', 'fail'] as const
+
+const Node = Type.Object({
+  name: Type.String({ minLength: 1 }),
+  /** Clock time waited before the node does anything. */
+  delay_ms: Type.Optional(Ms({ default: 0 })),
+  steps: Type.Optional(Type.Array(Step, { default: [] })),
+})
+
+export const GraphFixture = Type.Object({
+  graph_id: Type.String({ minLength: 1 }),
+  description: Type.Optional(Nullable(Type.String())),
+  /** State keys and their reducers; a key not listed is not part of the state. */
+  state: Type.Optional(Dict(StringEnum(REDUCERS), { default: {} })),
+  /** Run one after another: `__start__ → nodes[0] → … → __end__`. */
+  nodes: Type.Array(Node),
+})
+
+export type Step = Static<typeof Step>
+export type When = Static<typeof When>
+export type GraphNode = Required<Omit<Static<typeof Node>, 'steps'>> & { steps: Step[] }
+export type Graph = Omit<Static<typeof GraphFixture>, 'nodes' | 'description' | 'state'> & {
+  description: string | null
+  state: Channels['reducers']
+  nodes: GraphNode[]
+  /** The file it was read from. */
+  file: string
+}
+
+export const channelsOf = (graph: Graph): Channels => ({ reducers: graph.state, open: false })
+
+const RESERVED = new Set(['__start__', '__end__', '__interrupt__', '__error__'])
+
+const where = (loc: Loc) => loc.map((part) => (typeof part === 'number' ? `[${part}]` : `.${part}`)).join('').replace(/^\./, '')
+
+/** Every `*.json` of `dir`, sorted by file name, validated; a missing directory holds no graphs. */
+export function loadGraphs(dir: string): Graph[] {
+  if (!existsSync(dir)) return []
+  const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort()
+  const graphs: Graph[] = []
+  for (const file of files) {
+    const path = join(dir, file)
+    const graph = parseGraph(path, readFileSync(path, 'utf8'))
+    const twin = graphs.find((g) => g.graph_id === graph.graph_id)
+    if (twin) throw new FixtureError(`fixture ${path}: graph_id: '${graph.graph_id}' is already defined in ${twin.file}`)
+    graphs.push(graph)
+  }
+  return graphs
+}
+
+const validate = compile(GraphFixture)
+
+/** One graph file's text → a Graph, or a FixtureError naming the file and the first problem. */
+export function parseGraph(path: string, text: string): Graph {
+  const fail = (loc: Loc, msg: string): never => {
+    throw new FixtureError(`fixture ${path}: ${where(loc) || '(top level)'}: ${msg}`)
+  }
+  let data: unknown
+  try {
+    data = JSON.parse(text)
+  } catch (error) {
+    return fail([], (error as Error).message)
+  }
+  const errors: PydanticError[] = []
+  const value = validate(data, [], errors)
+  if (value === INVALID) return fail(errors[0].loc, errors[0].msg)
+  const extra = extraField(data, GraphFixture, [])
+  if (extra) return fail(extra, 'Extra inputs are not permitted')
+  const graph = { ...(value as Omit<Graph, 'file'>), file: path } as Graph
+  graph.description ??= null
+  checkGraph(graph, fail)
+  return graph
+}
+
+/** The first field an object has that its schema does not declare (pydantic's `extra="forbid"`). */
+function extraField(input: unknown, schema: TSchema, loc: Loc): Loc | undefined {
+  if (Array.isArray(input) && schema.type === 'array') {
+    for (const [i, item] of input.entries()) {
+      const found = extraField(item, schema.items as TSchema, [...loc, i])
+      if (found) return found
+    }
+  }
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return undefined
+  const members = (schema.anyOf as TSchema[] | undefined) ?? [schema]
+  const properties = members.find((m) => m.properties)?.properties as Record<string, TSchema> | undefined
+  if (!properties) return undefined
+  for (const [key, value] of Object.entries(input)) {
+    if (!(key in properties)) return [...loc, key]
+    const found = extraField(value, properties[key], [...loc, key])
+    if (found) return found
+  }
+  return undefined
+}
+
+/** What the schema cannot say: names, one action per step, declared keys, known templates. */
+function checkGraph(graph: Graph, fail: (loc: Loc, msg: string) => never): void {
+  const keys = Object.keys(graph.state)
+  const declared = (key: string, loc: Loc) => {
+    if (!keys.includes(key)) fail(loc, `'${key}' is not a state key (declared: ${keys.join(', ') || 'none'})`)
+  }
+  const templates = (value: unknown, loc: Loc) => {
+    const [unknown] = unknownTemplates(value, keys)
+    if (unknown !== undefined) fail(loc, `unknown template '{{${unknown}}}' (use {{last_human}} or {{state.<key>}})`)
+  }
+  if (graph.nodes.length === 0) fail(['nodes'], 'a graph needs at least one node')
+  graph.nodes.forEach((node, n) => {
+    const at: Loc = ['nodes', n]
+    if (RESERVED.has(node.name)) fail([...at, 'name'], `'${node.name}' is a reserved name`)
+    if (graph.nodes.findIndex((other) => other.name === node.name) !== n) fail([...at, 'name'], `'${node.name}' names two nodes`)
+    let interrupts = 0
+    node.steps.forEach((step, s) => {
+      const loc: Loc = [...at, 'steps', s]
+      const kinds = STEP_KINDS.filter((kind) => Object.hasOwn(step, kind))
+      if (kinds.length !== 1) fail(loc, `a step does exactly one of ${STEP_KINDS.join(', ')} (found ${kinds.join(', ') || 'none'})`)
+      const kind = kinds[0]
+      if (kind === 'reply') {
+        if (graph.state.messages !== 'messages') {
+          fail([...loc, 'reply'], `a reply needs the state key 'messages' with the reducer 'messages'`)
+        }
+        templates(step.reply!.text, [...loc, 'reply', 'text'])
+      } else if (kind === 'update') {
+        for (const key of Object.keys(step.update!)) declared(key, [...loc, 'update', key])
+        templates(step.update, [...loc, 'update'])
+      } else if (kind === 'interrupt') {
+        if (++interrupts > 1) fail([...loc, 'interrupt'], 'a node holds at most one interrupt (put the next one in its own node)')
+        declared(step.interrupt!.resume_key, [...loc, 'interrupt', 'resume_key'])
+        templates(step.interrupt!.value, [...loc, 'interrupt', 'value'])
+      } else if (kind === 'fail') {
+        const when = step.fail!.when
+        if (when && when.configurable === undefined && when.human_contains === undefined) {
+          fail([...loc, 'fail', 'when'], 'name a condition: configurable or human_contains')
+        }
+        templates(step.fail!.message, [...loc, 'fail', 'message'])
+      } else if (kind === 'custom') {
+        templates(step.custom, [...loc, 'custom'])
+      }
+    })
+  })
+}

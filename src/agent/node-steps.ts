@@ -1,0 +1,112 @@
+// How one node plays its steps on the run's clock: its delay, streamed replies, state updates,
+// custom events, waits, its interrupt (or the resume value that answers it) and failures. It
+// yields the events the steps make and returns what the node wrote, or where it stopped.
+
+import { v7 as uuid7 } from 'uuid'
+import { GraphError } from './graph-error.js'
+import type { GraphNode, Step, When } from './graphs.js'
+import { aiMessage, lastHumanText, type Message } from './messages.js'
+import { applyWrites, foldWrites, normalizeUpdate, type Channels } from './state.js'
+import type { Emit, StreamModes, TaskView } from './stream-modes.js'
+import { renderText, renderValue } from './templates.js'
+import type { EngineOutput, RunRequest, State } from './types.js'
+
+export type NodeOutcome =
+  | { kind: 'ok'; state: State; writes: Record<string, unknown>; unstreamed: Message[] }
+  | { kind: 'interrupt'; value: unknown }
+  | { kind: 'fail'; error: GraphError }
+
+export interface NodeContext {
+  channels: Channels
+  modes: StreamModes
+  request: RunRequest
+  /** Set when the node is resumed: the value its interrupt step returns. */
+  resume?: { value: unknown }
+}
+
+export function* emit(list: Emit[]): Generator<EngineOutput> {
+  for (const { event, data } of list) yield { kind: 'emit', event, data }
+}
+
+/** Word chunks that keep their leading spaces, so that joined they give the text back exactly. */
+export const wordChunks = (text: string): string[] => (text === '' ? [''] : (text.match(/\s*\S+|\s+$/g) ?? [text]))
+
+/** Truthy as a flag: true, a non-zero number, a non-empty list or object, a string other than '', '0', 'false'. */
+const truthy = (v: unknown) =>
+  v === true ||
+  (typeof v === 'number' && v !== 0) ||
+  (typeof v === 'string' && !['', '0', 'false'].includes(v.toLowerCase())) ||
+  (Array.isArray(v) && v.length > 0) ||
+  (typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length > 0)
+
+/** Whether a `fail` step fails: always without `when`, else when one of its conditions holds. */
+function holds(when: When | undefined, state: State, config: RunRequest['config']): boolean {
+  if (!when) return true
+  const configurable = (config.configurable ?? {}) as Record<string, unknown>
+  if (when.configurable !== undefined && truthy(configurable[when.configurable])) return true
+  return when.human_contains !== undefined && lastHumanText(state.messages).toLowerCase().includes(when.human_contains.toLowerCase())
+}
+
+export async function* playNode(node: GraphNode, task: TaskView, context: NodeContext): AsyncGenerator<EngineOutput, NodeOutcome> {
+  const { channels, request } = context
+  const wait = (ms: number) => request.clock.until(request.clock.now() + ms, request.signal)
+  let state = task.input
+  const writes: Record<string, unknown> = {}
+  const streamed = new Set<string>()
+  const write = (update: unknown) => {
+    const normalized = normalizeUpdate(channels, update)
+    state = applyWrites(channels, state, normalized)
+    foldWrites(channels, writes, normalized)
+  }
+
+  if (node.delay_ms > 0) await wait(node.delay_ms)
+  try {
+    for (const step of node.steps) {
+      if (step.reply) {
+        const message = yield* reply(step.reply, task, state, context, wait)
+        write({ messages: [message] })
+        streamed.add(message.id as string)
+      } else if (step.update !== undefined) write(renderValue(step.update, state))
+      else if (Object.hasOwn(step, 'custom')) yield* emit(context.modes.custom(renderValue(step.custom, state)))
+      else if (step.wait_ms !== undefined) await wait(step.wait_ms)
+      else if (step.interrupt) {
+        if (!context.resume) return { kind: 'interrupt', value: renderValue(step.interrupt.value, state) }
+        write({ [step.interrupt.resume_key]: context.resume.value })
+      } else if (step.fail && holds(step.fail.when, state, request.config)) {
+        return { kind: 'fail', error: new GraphError(step.fail.error ?? 'Error', renderText(step.fail.message, state)) }
+      }
+    }
+  } catch (error) {
+    if (error instanceof GraphError) return { kind: 'fail', error }
+    throw error
+  }
+  const unstreamed = Object.entries(writes)
+    .filter(([key]) => channels.reducers[key] === 'messages')
+    .flatMap(([, list]) => list as Message[])
+    .filter((m) => m.type !== 'remove' && !streamed.has(m.id as string))
+  return { kind: 'ok', state, writes, unstreamed }
+}
+
+/** Streams an AI message word by word (`token_delay_ms` apart) and returns it whole. */
+async function* reply(
+  spec: NonNullable<Step['reply']>,
+  task: TaskView,
+  state: State,
+  { modes, request }: NodeContext,
+  wait: (ms: number) => Promise<void>,
+): AsyncGenerator<EngineOutput, Message> {
+  const id = `run-${uuid7({ msecs: request.clock.now() })}`
+  const text = renderText(spec.text, state)
+  const history = state.messages ?? []
+  const delay = spec.token_delay_ms ?? 0
+  yield* emit(modes.replyStart(task, id, history))
+  let sofar = ''
+  for (const [i, chunk] of wordChunks(text).entries()) {
+    if (i > 0 && delay > 0) await wait(delay)
+    sofar += chunk
+    yield* emit(modes.replyChunk(task, id, chunk, sofar))
+  }
+  const message = aiMessage(id, text)
+  yield* emit(modes.replyEnd(task, message, history))
+  return message
+}

@@ -1,0 +1,321 @@
+// Runs of the agent server: created under a multitask strategy, executed one at a time per thread
+// by the graph engine, their events appended to the run's log and handed live to whoever streams
+// them; cancelled, joined, and finished with the thread's status set. A run does not depend on any
+// connection: a client that goes away only stops receiving (unless it asked to cancel on disconnect).
+
+import { EventEmitter } from 'node:events'
+import type { Clock } from '../clock.js'
+import { ApiError } from '../errors.js'
+import type { SseEvent } from '../sse/writer.js'
+import type { Assistant } from '../store/assistants.js'
+import type { Run, RunKwargs, RunRepository } from '../store/runs.js'
+import type { Thread, ThreadRepository } from '../store/threads.js'
+import type { EngineOutput, GraphEngine, PausedAt, State } from './types.js'
+
+export type CancelAction = 'interrupt' | 'rollback'
+export type MultitaskStrategy = 'reject' | 'interrupt' | 'rollback' | 'enqueue'
+
+export const BUSY_DETAIL = 'Thread is already running a task. Wait for it to finish or choose a different multitask strategy.'
+
+interface LiveRun {
+  run: Run
+  controller: AbortController
+  cancelAction: CancelAction
+  /** 'event' (an SseEvent with its id) and 'end'. */
+  events: EventEmitter
+  done: Promise<void>
+  /** What the run ended with (kept because a temporary thread is gone once it ends). */
+  result?: RunResult
+  /** Whether it started executing (a pending run that is cancelled has sent nothing). */
+  started: boolean
+}
+
+/** What `/join` and `/runs/wait` answer: the final values, or the error as `__error__`. */
+export type RunResult = State | { __error__: unknown }
+
+export interface RunManagerOptions {
+  runs: RunRepository
+  threads: ThreadRepository
+  engine: GraphEngine
+  clock: Clock
+  /** Send a trailing `end` event (HANGAR_SSE_END_EVENT). */
+  endEvent: boolean
+  /** Extra events after a successful run's output (the `feedback` event), written with it. */
+  onSuccess?: (run: Run) => { event: string; data: unknown }[]
+  log: { error: (obj: object, msg: string) => void }
+}
+
+export interface NewRun {
+  assistant: Assistant
+  kwargs: RunKwargs
+  metadata: Record<string, unknown>
+  strategy: MultitaskStrategy
+}
+
+export class RunManager {
+  readonly #live = new Map<number, LiveRun>()
+  /** The tail of each thread's queue: runs of a thread execute one after another. */
+  readonly #queues = new Map<number, Promise<void>>()
+  readonly #o: RunManagerOptions
+
+  constructor(options: RunManagerOptions) {
+    this.#o = options
+  }
+
+  /**
+   * Creates a run on a thread under its multitask strategy (reject: 422 when the thread is busy;
+   * interrupt/rollback: the active runs are cancelled that way; enqueue: it waits its turn), and
+   * schedules it.
+   */
+  create(scope: string, thread: Thread, runId: string, input: NewRun): Run {
+    const { runs } = this.#o
+    const active = runs.active(thread.seq)
+    if (active.length > 0 && input.strategy === 'reject') throw new ApiError(422, BUSY_DETAIL)
+    const run = runs.create({
+      scope,
+      runId,
+      threadSeq: thread.seq,
+      assistantId: input.assistant.assistant_id,
+      metadata: input.metadata,
+      kwargs: input.kwargs,
+      strategy: input.strategy,
+    })
+    this.#o.threads.setStatus(thread.seq, 'busy')
+    if (input.strategy === 'interrupt' || input.strategy === 'rollback') {
+      for (const other of active) this.cancel(other, input.strategy)
+    }
+    this.#schedule(run, input.assistant)
+    return run
+  }
+
+  /** Whether the run is still pending or running in this process. */
+  isLive(run: Run): boolean {
+    return this.#live.has(run.seq)
+  }
+
+  /** Stops a run: `interrupt` keeps what it did; `rollback` removes the run and its checkpoints. */
+  cancel(run: Run, action: CancelAction): void {
+    const live = this.#live.get(run.seq)
+    if (!live) return
+    live.cancelAction = action
+    live.controller.abort(new Error(`run ${action === 'rollback' ? 'rolled back' : 'interrupted'}`))
+  }
+
+  /** Cancels every run of a thread (before the thread is deleted) and waits for them to stop. */
+  async cancelThread(thread: Thread): Promise<void> {
+    const live = [...this.#live.values()].filter((l) => l.run.thread_seq === thread.seq)
+    for (const l of live) this.cancel(l.run, 'interrupt')
+    await Promise.all(live.map((l) => l.done))
+  }
+
+  /** Waits until the run is no longer pending or running; answers what it ended with. */
+  async join(run: Run): Promise<RunResult> {
+    const live = this.#live.get(run.seq)
+    if (!live) return runResult(this.#o.runs, this.#o.threads, run)
+    await live.done
+    return live.result ?? runResult(this.#o.runs, this.#o.threads, run)
+  }
+
+  /**
+   * The run's events from after `afterIdx` (-1: all): first what the log holds, then live ones
+   * until the run ends. Ends early when `signal` aborts. No event is lost or repeated between the
+   * two, because the live listener is in place before the log is read.
+   */
+  async *events(run: Run, afterIdx: number, signal: AbortSignal): AsyncGenerator<SseEvent> {
+    const live = this.#live.get(run.seq)
+    const queue: SseEvent[] = []
+    let ended = !live
+    let wake: (() => void) | undefined
+    const onEvent = (event: SseEvent) => {
+      queue.push(event)
+      wake?.()
+    }
+    const onEnd = () => {
+      ended = true
+      wake?.()
+    }
+    const onAbort = () => wake?.()
+    live?.events.on('event', onEvent)
+    live?.events.once('end', onEnd)
+    signal.addEventListener('abort', onAbort)
+    try {
+      let last = afterIdx
+      for (const event of this.#o.runs.eventsAfter(run, afterIdx)) {
+        if (signal.aborted) return
+        yield event
+        last = Number(event.id)
+      }
+      while (!signal.aborted) {
+        while (queue.length > 0) {
+          const event = queue.shift()!
+          if (Number(event.id) <= last) continue
+          yield event
+          last = Number(event.id)
+          if (signal.aborted) return
+        }
+        if (ended) return
+        await new Promise<void>((resolve) => (wake = resolve))
+        wake = undefined
+      }
+    } finally {
+      live?.events.off('event', onEvent)
+      live?.events.off('end', onEnd)
+      signal.removeEventListener('abort', onAbort)
+    }
+  }
+
+  /**
+   * Runs a previous process left pending or running (it stopped without finishing them) end
+   * `interrupted`, as a cancel would leave them; their threads become idle again.
+   */
+  recover(): void {
+    for (const run of this.#o.runs.allActive()) {
+      this.#o.runs.setStatus(run, 'interrupted')
+      this.#o.threads.setStatus(run.thread_seq, 'idle')
+    }
+  }
+
+  /** Stops every live run (shutdown): they end `interrupted`, as a cancel would leave them. */
+  async stopAll(): Promise<void> {
+    const live = [...this.#live.values()]
+    for (const l of live) this.cancel(l.run, 'interrupt')
+    await Promise.all(live.map((l) => l.done))
+  }
+
+  #schedule(run: Run, assistant: Assistant): void {
+    const live: LiveRun = {
+      run,
+      controller: new AbortController(),
+      cancelAction: 'interrupt',
+      started: false,
+      events: new EventEmitter(),
+      done: Promise.resolve(),
+    }
+    live.events.setMaxListeners(0)
+    this.#live.set(run.seq, live)
+    const previous = this.#queues.get(run.thread_seq) ?? Promise.resolve()
+    live.done = previous.then(() => this.#execute(live, assistant)).finally(() => {
+      this.#live.delete(run.seq)
+      live.events.emit('end')
+      if (this.#queues.get(run.thread_seq) === live.done) this.#queues.delete(run.thread_seq)
+    })
+    this.#queues.set(run.thread_seq, live.done)
+  }
+
+  #emit(live: LiveRun, event: string, data: unknown): void {
+    const logged = this.#o.runs.append(live.run, event, data)
+    live.events.emit('event', logged)
+  }
+
+  async #execute(live: LiveRun, assistant: Assistant): Promise<void> {
+    const { runs, threads, engine, clock } = this.#o
+    const { run, controller } = live
+    const signal = controller.signal
+    let outcome: Extract<EngineOutput, { kind: 'done' }> | undefined
+    try {
+      if (run.kwargs.after_seconds) await clock.until(Date.parse(run.created_at) + run.kwargs.after_seconds * 1000, signal)
+      if (signal.aborted) return this.#cancelled(live)
+      const thread = threads.bySeq(run.thread_seq)!
+      runs.setStatus(run, 'running')
+      threads.setStatus(thread.seq, 'busy')
+      live.started = true
+      this.#emit(live, 'metadata', { run_id: run.run_id, attempt: 1 })
+
+      const latest = threads.latestCheckpoint(thread)
+      const ids = { run_id: run.run_id, thread_id: thread.thread_id, assistant_id: assistant.assistant_id, graph_id: assistant.graph_id }
+      const config = { ...mergeConfig(assistant.config, run.kwargs.config, ids), metadata: run.metadata }
+      for await (const output of engine.run({
+        graphId: assistant.graph_id,
+        state: latest?.values ?? null,
+        checkpointId: latest?.checkpoint_id ?? null,
+        step: latest ? Number(latest.metadata.step ?? -1) + 1 : -1,
+        pausedAt: thread.status === 'interrupted' || latest?.pausedAt ? (latest?.pausedAt ?? null) : null,
+        input: run.kwargs.input,
+        command: (run.kwargs.command as never) ?? null,
+        config,
+        streamModes: run.kwargs.stream_mode,
+        subgraphs: run.kwargs.subgraphs,
+        ids,
+        clock,
+        signal,
+      })) {
+        if (signal.aborted) break
+        if (output.kind === 'emit') this.#emit(live, output.event, output.data)
+        else if (output.kind === 'checkpoint') threads.addCheckpoint(thread, output.checkpoint, run.run_id)
+        else outcome = output
+      }
+    } catch (error) {
+      if (!signal.aborted) {
+        this.#o.log.error({ err: error, run_id: run.run_id }, 'the graph engine failed')
+        outcome = { kind: 'done', status: 'error', values: {}, pausedAt: null, error: { error: 'InternalError', message: String((error as Error).message ?? error) } }
+        this.#emit(live, 'error', outcome.error)
+      }
+    }
+    if (signal.aborted || !outcome) return this.#cancelled(live)
+    this.#finish(live, outcome)
+  }
+
+  #finish(live: LiveRun, outcome: Extract<EngineOutput, { kind: 'done' }>): void {
+    const { runs, threads } = this.#o
+    const { run } = live
+    const thread = threads.bySeq(run.thread_seq)
+    if (!thread) return
+    live.result = outcome.status === 'error' ? { __error__: outcome.error } : outcome.values
+    if (outcome.status === 'error') {
+      runs.setStatus(run, 'error')
+      threads.setStatus(thread.seq, 'error', outcome.error)
+    } else {
+      threads.setPausedAt(thread, outcome.pausedAt)
+      for (const extra of this.#o.onSuccess?.(run) ?? []) this.#emit(live, extra.event, extra.data)
+      runs.setStatus(run, 'success')
+      threads.setStatus(thread.seq, nextStatus(outcome.pausedAt))
+    }
+    if (this.#o.endEvent) this.#emit(live, 'end', null)
+    if (run.kwargs.temporary) threads.delete(thread)
+  }
+
+  #cancelled(live: LiveRun): void {
+    const { runs, threads } = this.#o
+    const { run } = live
+    const thread = threads.bySeq(run.thread_seq)
+    if (!thread) return
+    live.result = threads.latestCheckpoint(thread)?.values ?? {}
+    // A stream following a cancelled run ends with this error, as the real server's does.
+    if (live.started) this.#emit(live, 'error', { error: 'Error', message: live.cancelAction })
+    if (live.cancelAction === 'rollback') {
+      threads.rollbackRun(thread, run.run_id)
+      runs.delete(run)
+    } else {
+      runs.setStatus(run, 'interrupted')
+    }
+    const others = runs.active(thread.seq).filter((r) => r.seq !== run.seq)
+    if (others.length === 0) {
+      const paused = threads.latestCheckpoint(thread)?.pausedAt ?? null
+      threads.setStatus(thread.seq, nextStatus(paused))
+    }
+    if (run.kwargs.temporary) threads.delete(thread)
+  }
+}
+
+const nextStatus = (pausedAt: PausedAt | null) => (pausedAt ? 'interrupted' : 'idle')
+
+/** The run's config: the assistant's, then the run's, with the ids in `configurable`. */
+function mergeConfig(assistantConfig: Record<string, unknown>, runConfig: Record<string, unknown>, ids: Record<string, string>) {
+  const configurable = {
+    ...(assistantConfig.configurable as object | undefined),
+    ...(runConfig.configurable as object | undefined),
+    ...ids,
+  }
+  return { ...assistantConfig, ...runConfig, configurable }
+}
+
+/** The result of a run that has ended, read back from the store. */
+export function runResult(runs: RunRepository, threads: ThreadRepository, run: Run): RunResult {
+  const current = runs.bySeq(run.seq) ?? run
+  if (current.status === 'error') {
+    const error = runs.eventsAfter(current, -1).findLast((e) => e.event === 'error')
+    return { __error__: error?.data ?? { error: 'Error', message: 'The run failed.' } }
+  }
+  const thread = threads.bySeq(run.thread_seq)
+  return (thread && threads.history(thread).find((c) => c.run_id === run.run_id)?.values) ?? thread?.values ?? {}
+}

@@ -1,0 +1,256 @@
+// The wire form of every stream mode. The engine says what happened (a step's state, a node's
+// update, a token, a checkpoint…); this turns it into the events the requested modes ask for, in
+// the order the real server sends them. Nothing here waits or decides: it only shapes payloads.
+
+import { v4 as uuid4 } from 'uuid'
+import { aiChunk, type Message } from './messages.js'
+import { taskPath } from './checkpoints.js'
+import type { CheckpointRecord, Interrupt, RunRequest, State } from './types.js'
+
+export interface Emit {
+  event: string
+  data: unknown
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+const CHECKPOINT_KEYS = ['checkpoint_id', 'checkpoint_ns', 'thread_id']
+const HIDDEN_CONFIGURABLE = /^(__|checkpoint_(id|ns|map)$|langgraph_auth_)/
+
+/**
+ * The run's metadata as checkpoints and message metadata carry it: the config's `metadata`, then
+ * every plain (string, number, boolean) `configurable` value that is not internal, then the ids.
+ */
+export function runMetadata(request: Pick<RunRequest, 'config' | 'ids'>): Record<string, unknown> {
+  const configurable = isObject(request.config.configurable) ? request.config.configurable : {}
+  const plain = Object.entries(configurable).filter(
+    ([key, value]) => !HIDDEN_CONFIGURABLE.test(key) && ['string', 'number', 'boolean'].includes(typeof value),
+  )
+  return { ...(isObject(request.config.metadata) ? request.config.metadata : {}), ...Object.fromEntries(plain), ...request.ids }
+}
+
+/** One running task, as the modes describe it. */
+export interface TaskView {
+  id: string
+  name: string
+  step: number
+  input: State
+}
+
+export class StreamModes {
+  readonly #modes: Set<string>
+  readonly #request: RunRequest
+  readonly #meta: Record<string, unknown>
+  readonly #tags: unknown[]
+  /** Message ids already sent by legacy `messages/complete` (or streamed) in this run. */
+  readonly #completed = new Set<string>()
+  /** The chat-model run of the reply being streamed (`events` mode). */
+  #chatRun: string | undefined
+
+  constructor(request: RunRequest) {
+    this.#request = request
+    this.#modes = new Set(request.streamModes)
+    this.#meta = runMetadata(request)
+    this.#tags = Array.isArray(request.config.tags) ? request.config.tags : []
+  }
+
+  has(mode: string): boolean {
+    return this.#modes.has(mode)
+  }
+
+  /** Metadata of what a task does (`messages-tuple`, `tasks`, `events`). */
+  taskMetadata(task: TaskView): Record<string, unknown> {
+    const ns = `${task.name}:${task.id}`
+    return {
+      tags: this.#tags,
+      ...this.#meta,
+      langgraph_step: task.step,
+      langgraph_node: task.name,
+      langgraph_triggers: [`branch:to:${task.name}`],
+      langgraph_path: taskPath(task.name),
+      langgraph_checkpoint_ns: ns,
+      checkpoint_ns: ns,
+    }
+  }
+
+  #chatMetadata(task: TaskView) {
+    return { ...this.taskMetadata(task), ls_provider: 'hangar', ls_model_name: 'hangar-scripted', ls_model_type: 'chat' }
+  }
+
+  #event(event: string, data: unknown, name: string, runId: string, tags: unknown[], metadata: object, parents: string[]): Emit {
+    return { event: 'events', data: { event, data, name, tags, run_id: runId, metadata, parent_ids: parents } }
+  }
+
+  #nodeEvent(task: TaskView, event: string, data: unknown): Emit {
+    const tags = [`graph:step:${task.step}`]
+    return this.#event(event, data, task.name, task.id, tags, this.taskMetadata(task), [this.#request.ids.run_id])
+  }
+
+  // --- the run as a whole -------------------------------------------------------------------
+
+  graphStart(input: unknown): Emit[] {
+    if (!this.has('events')) return []
+    const { run_id } = this.#request.ids
+    return [this.#event('on_chain_start', { input }, 'LangGraph', run_id, this.#tags, this.#meta, [])]
+  }
+
+  graphEnd(output: unknown): Emit[] {
+    if (!this.has('events')) return []
+    const { run_id } = this.#request.ids
+    return [this.#event('on_chain_end', { output }, 'LangGraph', run_id, this.#tags, this.#meta, [])]
+  }
+
+  /** A full state snapshot: `values`, and the legacy `messages/complete` of messages not seen yet. */
+  values(state: State): Emit[] {
+    const out: Emit[] = []
+    if (this.has('values')) out.push({ event: 'values', data: state })
+    if (this.has('messages')) {
+      const fresh = (Array.isArray(state.messages) ? (state.messages as Message[]) : []).filter((m) => !this.#completed.has(m.id as string))
+      fresh.forEach((m) => this.#completed.add(m.id as string))
+      if (fresh.length > 0) out.push({ event: 'messages/complete', data: fresh })
+    }
+    return out
+  }
+
+  /** The graph stopped at an interrupt: `updates` then `values`, both `{"__interrupt__": [...]}`. */
+  interrupted(interrupts: Interrupt[]): Emit[] {
+    const data = { __interrupt__: interrupts }
+    return [
+      ...(this.has('updates') ? [{ event: 'updates', data }] : []),
+      ...(this.has('values') ? [{ event: 'values', data }] : []),
+    ]
+  }
+
+  checkpoint(record: CheckpointRecord): Emit[] {
+    if (!this.has('checkpoints') && !this.has('debug')) return []
+    const payload = this.#checkpointPayload(record)
+    const step = record.metadata.step as number
+    return [
+      ...(this.has('checkpoints') ? [{ event: 'checkpoints', data: payload }] : []),
+      ...(this.has('debug') ? [this.#debug(step, 'checkpoint', payload)] : []),
+    ]
+  }
+
+  #checkpointPayload(record: CheckpointRecord) {
+    const { thread_id } = this.#request.ids
+    const configurable = isObject(this.#request.config.configurable) ? this.#request.config.configurable : {}
+    const ref = (id: string) => ({ thread_id, checkpoint_id: id, checkpoint_ns: '', checkpoint_map: null })
+    const config = (id: string) => ({
+      configurable: { checkpoint_ns: '', thread_id, checkpoint_id: id, ...omit(configurable, CHECKPOINT_KEYS) },
+      metadata: isObject(this.#request.config.metadata) ? this.#request.config.metadata : {},
+      recursion_limit: typeof this.#request.config.recursion_limit === 'number' ? this.#request.config.recursion_limit : 25,
+      tags: this.#tags,
+    })
+    const parent = record.parent_checkpoint_id
+    return {
+      config: config(record.checkpoint_id),
+      values: record.values,
+      metadata: record.metadata,
+      next: record.next,
+      tasks: record.tasks.map((t) => ({
+        id: t.id,
+        name: t.name,
+        path: t.path,
+        interrupts: t.interrupts,
+        ...(t.error !== null ? { error: t.error } : {}),
+      })),
+      checkpoint: ref(record.checkpoint_id),
+      parent_checkpoint: parent === null ? null : ref(parent),
+      ...(parent === null ? {} : { parent_config: config(parent) }),
+    }
+  }
+
+  #debug(step: number, type: 'checkpoint' | 'task' | 'task_result', payload: unknown): Emit {
+    return { event: 'debug', data: { step, type, timestamp: new Date(this.#request.clock.now()).toISOString(), payload } }
+  }
+
+  // --- one task ------------------------------------------------------------------------------
+
+  taskStart(task: TaskView): Emit[] {
+    const payload = {
+      id: task.id,
+      name: task.name,
+      input: task.input,
+      triggers: [`branch:to:${task.name}`],
+      interrupts: [],
+      metadata: this.taskMetadata(task),
+    }
+    return [
+      ...(this.has('tasks') ? [{ event: 'tasks', data: payload }] : []),
+      ...(this.has('debug') ? [this.#debug(task.step, 'task', payload)] : []),
+      ...(this.has('events')
+        ? [this.#nodeEvent(task, 'on_chain_start', { input: task.input })]
+        : []),
+    ]
+  }
+
+  /** A task ended: with its writes, at an interrupt, or with an error (the task-error JSON text). */
+  taskEnd(task: TaskView, outcome: { writes: Record<string, unknown> | null; interrupts: Interrupt[]; error: string | null }): Emit[] {
+    const payload = { id: task.id, name: task.name, result: outcome.writes ?? {}, interrupts: outcome.interrupts, error: outcome.error }
+    const ran = outcome.error === null && outcome.interrupts.length === 0
+    return [
+      ...(this.has('tasks') ? [{ event: 'tasks', data: payload }] : []),
+      ...(this.has('debug') ? [this.#debug(task.step, 'task_result', payload)] : []),
+      ...(this.has('events') && ran
+        ? [this.#nodeEvent(task, 'on_chain_end', { input: task.input, output: outcome.writes })]
+        : []),
+    ]
+  }
+
+  /** `updates`: what one node returned (null when it wrote nothing). */
+  updates(node: string, writes: Record<string, unknown>): Emit[] {
+    if (!this.has('updates')) return []
+    return [{ event: 'updates', data: { [node]: Object.keys(writes).length > 0 ? writes : null } }]
+  }
+
+  custom(payload: unknown): Emit[] {
+    return this.has('custom') ? [{ event: 'custom', data: payload }] : []
+  }
+
+  // --- a streamed reply ----------------------------------------------------------------------
+
+  replyStart(task: TaskView, messageId: string, history: unknown): Emit[] {
+    const out: Emit[] = []
+    if (this.has('messages')) {
+      out.push({ event: 'messages/metadata', data: { [messageId]: { metadata: this.#chatMetadata(task) } } })
+    }
+    if (this.has('events')) {
+      this.#chatRun = uuid4()
+      out.push(this.#chatEvent(task, 'on_chat_model_start', { input: { messages: [history] } }))
+    }
+    return out
+  }
+
+  /** One token chunk; `sofar` is the text streamed so far, this chunk included. */
+  replyChunk(task: TaskView, messageId: string, text: string, sofar: string): Emit[] {
+    const chunk = aiChunk(messageId, text)
+    const out: Emit[] = []
+    if (this.has('messages-tuple')) out.push({ event: 'messages', data: [chunk, this.#chatMetadata(task)] })
+    if (this.has('messages')) out.push({ event: 'messages/partial', data: [aiChunk(messageId, sofar)] })
+    if (this.has('events')) out.push(this.#chatEvent(task, 'on_chat_model_stream', { chunk }))
+    return out
+  }
+
+  replyEnd(task: TaskView, message: Message, history: unknown): Emit[] {
+    const out: Emit[] = []
+    if (this.has('messages')) {
+      this.#completed.add(message.id as string)
+      out.push({ event: 'messages/complete', data: [message] })
+    }
+    if (this.has('events')) out.push(this.#chatEvent(task, 'on_chat_model_end', { output: message, input: { messages: [history] } }))
+    return out
+  }
+
+  #chatEvent(task: TaskView, event: string, data: unknown): Emit {
+    return this.#event(event, data, 'HangarChatModel', this.#chatRun!, [], this.#chatMetadata(task), [this.#request.ids.run_id, task.id])
+  }
+
+  /** Whole messages a node wrote without streaming them (`messages-tuple`, as Python servers do). */
+  written(task: TaskView, messages: Message[]): Emit[] {
+    if (!this.has('messages-tuple')) return []
+    return messages.map((m) => ({ event: 'messages', data: [m, this.taskMetadata(task)] }))
+  }
+}
+
+function omit(object: Record<string, unknown>, keys: string[]): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(object).filter(([key]) => !keys.includes(key)))
+}

@@ -1,0 +1,130 @@
+// The contract between the scripted-graph engine (src/agent/engine.ts and its helpers), which owns
+// graph semantics and the wire form of stream-mode events, and the run manager (src/agent/runs.ts),
+// which owns persistence, the event log, multitasking and transport. The engine never touches the
+// database or HTTP; the run manager never looks inside a graph.
+
+import type { Clock } from '../clock.js'
+
+/** A thread's state values, e.g. `{ messages: [...], topic: "..." }`. */
+export type State = Record<string, unknown>
+
+/** A pending interrupt, as the wire shows it (`__interrupt__` items, thread `interrupts`). */
+export interface Interrupt {
+  value: unknown
+  id: string
+  [key: string]: unknown
+}
+
+/** One task of a checkpoint (ThreadState.tasks). */
+export interface ThreadTask {
+  id: string
+  name: string
+  path?: unknown[]
+  error: string | null
+  interrupts: Interrupt[]
+  checkpoint: unknown | null
+  state: unknown | null
+  result?: unknown
+}
+
+/** A checkpoint the engine asks the run manager to persist (the thread's state after a step). */
+export interface CheckpointRecord {
+  checkpoint_id: string
+  parent_checkpoint_id: string | null
+  values: State
+  /** Nodes that would run next (empty when the graph finished). */
+  next: string[]
+  /** `{ source: "input" | "loop" | "update", step, writes, parents, ... }`. */
+  metadata: Record<string, unknown>
+  tasks: ThreadTask[]
+  /** Interrupts pending at this checkpoint, keyed as the Thread `interrupts` field is. */
+  interrupts: Record<string, Interrupt[]>
+}
+
+/** Where an interrupted thread is paused, so a `command.resume` run can continue from there. */
+export interface PausedAt {
+  node: string
+  interrupts: Interrupt[]
+}
+
+export interface Command {
+  resume?: unknown
+  update?: unknown
+  goto?: unknown
+}
+
+/** What a run asks of the engine. */
+export interface RunRequest {
+  /** The graph to run (one the engine loaded). */
+  graphId: string
+  /** The thread's current values and latest checkpoint id (nothing for a new thread). */
+  state: State | null
+  checkpointId: string | null
+  /** The next checkpoint step number of the thread (-1 for a new thread, as LangGraph counts). */
+  step: number
+  /** Set when the thread is interrupted: the run resumes there when `command.resume` is given. */
+  pausedAt: PausedAt | null
+  input: unknown
+  command: Command | null
+  /** The run's config (with `configurable`), as given by the client plus the ids below. */
+  config: Record<string, unknown>
+  streamModes: string[]
+  subgraphs: boolean
+  ids: { run_id: string; thread_id: string; assistant_id: string; graph_id: string }
+  /** Delays are waited on this clock (`clock.until`), so tests drive them with a manual clock. */
+  clock: Clock
+  /** Aborted when the run is cancelled; the engine stops at once (between any two outputs). */
+  signal: AbortSignal
+}
+
+/**
+ * What the engine yields, in order:
+ * - `emit`: an SSE event, already in its wire form for the requested stream modes
+ *   (`values`, `updates`, `messages`, `custom`, `events`, `debug`, ... or `error`);
+ * - `checkpoint`: persist this state (the run manager writes it, and the events before it, in one
+ *   transaction);
+ * - `done`: the last output: how the run ended.
+ * The run manager itself sends `metadata` first and, on success, `feedback` last.
+ */
+export type EngineOutput =
+  | { kind: 'emit'; event: string; data: unknown }
+  | { kind: 'checkpoint'; checkpoint: CheckpointRecord }
+  | {
+      kind: 'done'
+      /** success: finished or stopped at an interrupt; error: a node raised. */
+      status: 'success' | 'error'
+      values: State
+      /** Set when the graph stopped at an interrupt. */
+      pausedAt: PausedAt | null
+      error: { error: string; message: string } | null
+    }
+
+/** A loaded graph's public description (assistants, `/graph`, `/schemas`). */
+export interface GraphInfo {
+  graph_id: string
+  description: string | null
+  /** `GET /assistants/{id}/graph`. */
+  drawable: { nodes: unknown[]; edges: unknown[] }
+  /** `GET /assistants/{id}/schemas`. */
+  schemas: Record<string, unknown>
+}
+
+/** The scripted-graph engine, as the run manager and routes use it. */
+export interface GraphEngine {
+  /** Every graph loaded from the fixtures, in a stable order. */
+  graphs(): GraphInfo[]
+  info(graphId: string): GraphInfo | undefined
+  /** Runs (or resumes) a graph; see EngineOutput for what it yields. */
+  run(request: RunRequest): AsyncIterable<EngineOutput>
+  /**
+   * `POST /threads/{id}/state`: applies `values` as if node `asNode` (or the graph's last node)
+   * had returned them, through the graph's reducers (a graph-less thread uses the default ones:
+   * `messages` merged by id, other keys replaced). Returns the checkpoint to store.
+   */
+  updateState(
+    graphId: string | null,
+    current: { values: State | null; checkpointId: string | null; step: number },
+    values: unknown,
+    asNode: string | null,
+  ): CheckpointRecord
+}

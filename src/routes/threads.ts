@@ -1,0 +1,205 @@
+import { randomUUID } from 'node:crypto'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import type { RunManager } from '../agent/runs.js'
+import type { GraphEngine } from '../agent/types.js'
+import { ApiError } from '../errors.js'
+import { AnyDict, errorResponses } from '../schemas/common.js'
+import {
+  CheckpointParams,
+  HistoryQuery,
+  HistoryRequest,
+  StateCheckpointQuery,
+  StateUpdate,
+  StateUpdateResult,
+  SubgraphsQuery,
+  Thread,
+  ThreadCount,
+  ThreadCreate,
+  ThreadParams,
+  ThreadPatch,
+  ThreadSearch,
+  ThreadState,
+} from '../schemas/agent.js'
+import type { RunRepository } from '../store/runs.js'
+import { contains, type Checkpoint, type Thread as ThreadRecord, type ThreadRepository } from '../store/threads.js'
+import { sortAndPage } from './agent-lists.js'
+
+export interface ThreadRoutesOptions {
+  scope: string
+  threads: ThreadRepository
+  runs: RunRepository
+  engine: GraphEngine
+  manager: RunManager
+}
+
+const tags = ['Threads']
+const noContent = { 204: Type.Null({ description: 'Successful Response' }) }
+export const threadNotFound = (id: string) => ApiError.notFound(`Thread with ID ${id} not found`)
+
+/** The API's Thread (the store's record without its handle). */
+export function presentThread(thread: ThreadRecord) {
+  const { seq: _seq, ...rest } = thread
+  return { ...rest, config: thread.config ?? {} }
+}
+
+const ref = (threadId: string, checkpointId: string | null) =>
+  checkpointId === null ? null : { thread_id: threadId, checkpoint_ns: '', checkpoint_id: checkpointId, checkpoint_map: null }
+
+/** ThreadState of a checkpoint; a thread that never ran has the empty state. */
+export function presentState(threadId: string, checkpoint: Checkpoint | undefined) {
+  if (!checkpoint) {
+    return { values: {}, next: [], tasks: [], metadata: null, created_at: null, checkpoint: null, parent_checkpoint: null, interrupts: [], checkpoint_id: null, parent_checkpoint_id: null }
+  }
+  return {
+    values: checkpoint.values,
+    next: checkpoint.next,
+    tasks: checkpoint.tasks,
+    metadata: checkpoint.metadata,
+    created_at: checkpoint.created_at,
+    checkpoint: ref(threadId, checkpoint.checkpoint_id),
+    parent_checkpoint: ref(threadId, checkpoint.parent_checkpoint_id),
+    interrupts: Object.values(checkpoint.interrupts).flat(),
+    checkpoint_id: checkpoint.checkpoint_id,
+    parent_checkpoint_id: checkpoint.parent_checkpoint_id,
+  }
+}
+
+export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = async (app, options) => {
+  const { scope, threads, runs, engine, manager } = options
+  const find = (id: string) => {
+    const thread = threads.get(scope, id)
+    if (!thread) throw threadNotFound(id)
+    return thread
+  }
+  /** A state update goes through the thread's graph (the one it last ran, or named in its metadata). */
+  const applyUpdate = (thread: ThreadRecord, values: unknown, asNode: string | null) => {
+    const graphId = typeof thread.metadata.graph_id === 'string' ? thread.metadata.graph_id : null
+    if (graphId === null && thread.values === null) throw ApiError.badRequest(`Thread ${thread.thread_id} has no graph ID`)
+    const latest = threads.latestCheckpoint(thread)
+    const checkpoint = engine.updateState(graphId, {
+      values: latest?.values ?? null,
+      checkpointId: latest?.checkpoint_id ?? null,
+      step: latest ? Number(latest.metadata.step ?? -1) + 1 : -1,
+    }, values, asNode)
+    checkpoint.metadata = { ...checkpoint.metadata, thread_id: thread.thread_id, ...(graphId ? { graph_id: graphId } : {}) }
+    threads.addCheckpoint(thread, checkpoint, null)
+    return checkpoint
+  }
+
+  app.post('/threads', {
+    schema: { tags, summary: 'Create Thread', body: ThreadCreate, response: { 200: Thread, ...errorResponses(409, 422) } },
+  }, async (request) => {
+    const body = request.body ?? {}
+    const id = body.thread_id ?? randomUUID()
+    const existing = threads.get(scope, id)
+    if (existing) {
+      if (body.if_exists === 'do_nothing') return presentThread(existing)
+      throw ApiError.conflict('Thread already exists')
+    }
+    const thread = threads.create(scope, id, body.metadata ?? {})
+    for (const superstep of body.supersteps ?? []) {
+      for (const update of superstep.updates) applyUpdate(threads.bySeq(thread.seq)!, update.values ?? update.command?.update ?? null, update.as_node)
+    }
+    return presentThread(threads.bySeq(thread.seq)!)
+  })
+
+  app.post('/threads/search', {
+    schema: { tags, summary: 'Search Threads', body: ThreadSearch, response: { 200: Type.Array(Type.Unknown(), { description: 'Threads (only the selected fields with select)' }), ...errorResponses(422) } },
+  }, async (request, reply) => {
+    const q = request.body ?? {}
+    const matches = threads.search(scope, { ids: q.ids, metadata: q.metadata, values: q.values, status: q.status }).map(presentThread)
+    return sortAndPage(reply, matches, { sortBy: q.sort_by ?? 'created_at', order: q.sort_order ?? 'desc', limit: q.limit ?? 10, offset: q.offset ?? 0, select: q.select })
+  })
+
+  app.post('/threads/count', {
+    schema: { tags, summary: 'Count Threads', body: ThreadCount, response: { 200: Type.Integer(), ...errorResponses(422) } },
+  }, async (request) => {
+    const q = request.body ?? {}
+    return threads.search(scope, { metadata: q.metadata, values: q.values, status: q.status }).length
+  })
+
+  app.get('/threads/:thread_id', {
+    schema: { tags, summary: 'Get Thread', params: ThreadParams, response: { 200: Thread, ...errorResponses(404, 422) } },
+  }, async (request) => presentThread(find(request.params.thread_id)))
+
+  app.patch('/threads/:thread_id', {
+    schema: { tags, summary: 'Patch Thread', params: ThreadParams, body: ThreadPatch, response: { 200: Thread, ...errorResponses(404, 422) } },
+  }, async (request) => presentThread(threads.patchMetadata(find(request.params.thread_id), request.body.metadata)))
+
+  app.delete('/threads/:thread_id', {
+    schema: { tags, summary: 'Delete Thread', params: ThreadParams, response: { ...noContent, ...errorResponses(404, 422) } },
+  }, async (request, reply) => {
+    const thread = find(request.params.thread_id)
+    await manager.cancelThread(thread)
+    threads.delete(thread)
+    return reply.code(204).send(null)
+  })
+
+  app.post('/threads/:thread_id/copy', {
+    schema: { tags, summary: 'Copy Thread', params: ThreadParams, response: { 200: Thread, ...errorResponses(404, 422) } },
+  }, async (request) => {
+    const source = find(request.params.thread_id)
+    const id = randomUUID()
+    const copy = threads.copy(scope, source, id)
+    return presentThread(threads.patchMetadata(copy, { thread_id: id }))
+  })
+
+  app.get('/threads/:thread_id/state', {
+    schema: { tags, summary: 'Get Thread State', params: ThreadParams, querystring: SubgraphsQuery, response: { 200: ThreadState, ...errorResponses(404, 422) } },
+  }, async (request) => {
+    const thread = find(request.params.thread_id)
+    return presentState(thread.thread_id, threads.latestCheckpoint(thread))
+  })
+
+  app.post('/threads/:thread_id/state', {
+    schema: { tags, summary: 'Update Thread State', params: ThreadParams, body: StateUpdate, response: { 200: StateUpdateResult, ...errorResponses(400, 404, 409, 422) } },
+  }, async (request) => {
+    const thread = find(request.params.thread_id)
+    if (runs.active(thread.seq).length > 0) throw ApiError.conflict('Thread is busy')
+    const checkpoint = applyUpdate(thread, request.body.values ?? null, request.body.as_node ?? null)
+    return { checkpoint: { thread_id: thread.thread_id, checkpoint_ns: '', checkpoint_id: checkpoint.checkpoint_id } }
+  })
+
+  app.get('/threads/:thread_id/state/:checkpoint_id', {
+    schema: { tags, summary: 'Get Thread State At Checkpoint', params: CheckpointParams, querystring: SubgraphsQuery, response: { 200: ThreadState, ...errorResponses(404, 422) } },
+  }, async (request) => {
+    const thread = find(request.params.thread_id)
+    const checkpoint = threads.checkpoint(thread, request.params.checkpoint_id)
+    if (!checkpoint) throw ApiError.notFound(`Checkpoint ${request.params.checkpoint_id} not found`)
+    return presentState(thread.thread_id, checkpoint)
+  })
+
+  app.post('/threads/:thread_id/state/checkpoint', {
+    schema: { tags, summary: 'Get Thread State At Checkpoint Post', params: ThreadParams, body: StateCheckpointQuery, response: { 200: ThreadState, ...errorResponses(404, 422) } },
+  }, async (request) => {
+    const thread = find(request.params.thread_id)
+    const wanted = request.body.checkpoint?.checkpoint_id
+    const checkpoint = typeof wanted === 'string' ? threads.checkpoint(thread, wanted) : threads.latestCheckpoint(thread)
+    if (!checkpoint && typeof wanted === 'string') throw ApiError.notFound(`Checkpoint ${wanted} not found`)
+    return presentState(thread.thread_id, checkpoint)
+  })
+
+  const history = (thread: ThreadRecord, options: { limit: number; before?: unknown; metadata?: Record<string, unknown> | null }) => {
+    let list = threads.history(thread)
+    const before = typeof options.before === 'string' ? options.before
+      : (options.before as { checkpoint_id?: string } | null | undefined)?.checkpoint_id
+    if (before) {
+      const at = list.findIndex((c) => c.checkpoint_id === before)
+      list = at >= 0 ? list.slice(at + 1) : list
+    }
+    if (options.metadata) list = list.filter((c) => contains(c.metadata, options.metadata))
+    return list.slice(0, options.limit).map((c) => presentState(thread.thread_id, c))
+  }
+
+  app.post('/threads/:thread_id/history', {
+    schema: { tags, summary: 'Get Thread History Post', params: ThreadParams, body: HistoryRequest, response: { 200: Type.Array(ThreadState), ...errorResponses(404, 422) } },
+  }, async (request) => {
+    const body = request.body ?? {}
+    return history(find(request.params.thread_id), { limit: body.limit ?? 10, before: body.before, metadata: body.metadata })
+  })
+
+  app.get('/threads/:thread_id/history', {
+    schema: { tags, summary: 'Get Thread History', params: ThreadParams, querystring: HistoryQuery, response: { 200: Type.Array(ThreadState), ...errorResponses(404, 422) } },
+  }, async (request) => history(find(request.params.thread_id), { limit: request.query.limit ?? 10, before: request.query.before }))
+}

@@ -1,0 +1,92 @@
+// The wire of a server-sent event stream, written on a raw Node response that Fastify has handed
+// over (a hijacked reply). Each event is `event:`, exactly one `data:` line of compact JSON, and
+// optionally `id:`, then a blank line. The writer honours backpressure, sends heartbeat comments on
+// an unref'd timer, and notices a client that goes away; it never throws at its caller.
+
+import type { ServerResponse } from 'node:http'
+import { once } from 'node:events'
+
+export interface SseEvent {
+  id?: string
+  event: string
+  data: unknown
+}
+
+/** One event's bytes. JSON.stringify never emits a newline, so the data is always one line. */
+export function frame(event: SseEvent): string {
+  const id = event.id === undefined ? '' : `id: ${event.id}\n`
+  return `event: ${event.event}\ndata: ${JSON.stringify(event.data ?? null)}\n${id}\n`
+}
+
+export const HEARTBEAT = ': heartbeat\n\n'
+
+export class SseWriter {
+  readonly #raw: ServerResponse
+  readonly #controller = new AbortController()
+  #timer: NodeJS.Timeout | undefined
+  #draining = false
+  #clientLeft = false
+
+  constructor(raw: ServerResponse, options: { heartbeatMs: number; headers: Record<string, string | number | string[]> }) {
+    this.#raw = raw
+    raw.writeHead(200, {
+      ...options.headers,
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    })
+    raw.flushHeaders()
+    raw.once('close', () => {
+      // 'close' also follows a normal end; only a close before the end means the client left.
+      if (!raw.writableFinished) this.#clientLeft = true
+      this.#stop()
+    })
+    if (options.heartbeatMs > 0) {
+      this.#timer = setInterval(() => {
+        if (!this.#draining && this.open) raw.write(HEARTBEAT)
+      }, options.heartbeatMs).unref()
+    }
+  }
+
+  /** Aborted when the client goes away (or the stream is closed). */
+  get signal(): AbortSignal {
+    return this.#controller.signal
+  }
+
+  /** Whether the client went away before the stream ended. */
+  get clientLeft(): boolean {
+    return this.#clientLeft
+  }
+
+  get open(): boolean {
+    return !this.#controller.signal.aborted && !this.#raw.writableEnded && !this.#raw.destroyed
+  }
+
+  /** Writes one event, waiting for the socket to drain when it is full. False once the client is gone. */
+  async send(event: SseEvent): Promise<boolean> {
+    if (!this.open) return false
+    if (this.#raw.write(frame(event))) return true
+    this.#draining = true
+    try {
+      await once(this.#raw, 'drain', { signal: this.#controller.signal })
+      return true
+    } catch {
+      return false
+    } finally {
+      this.#draining = false
+    }
+  }
+
+  /** Ends the stream (idempotent). */
+  close(): void {
+    if (!this.#raw.writableEnded && !this.#raw.destroyed) this.#raw.end()
+    this.#stop()
+  }
+
+  #stop(): void {
+    clearInterval(this.#timer)
+    this.#timer = undefined
+    if (!this.#controller.signal.aborted) this.#controller.abort(new Error('stream closed'))
+  }
+}

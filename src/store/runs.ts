@@ -1,0 +1,164 @@
+import type { Clock } from '../clock.js'
+import type { SseEvent } from '../sse/writer.js'
+import { iso, type Db } from './db.js'
+
+export type RunStatus = 'pending' | 'running' | 'error' | 'success' | 'timeout' | 'interrupted'
+export const ACTIVE_RUN_STATUSES: readonly RunStatus[] = ['pending', 'running']
+
+interface RunRow {
+  seq: number
+  scope: string
+  run_id: string
+  thread_seq: number
+  assistant_id: string
+  status: RunStatus
+  metadata: string
+  kwargs: string
+  multitask_strategy: string | null
+  created_at: number
+  updated_at: number
+  thread_id: string
+}
+
+/** What a run was asked to do (stored with it; the API shows it as `kwargs`). */
+export type RunKwargs = {
+  input: unknown
+  command: unknown
+  config: Record<string, unknown>
+  context: unknown
+  stream_mode: string[]
+  subgraphs: boolean
+  resumable: boolean
+  feedback_keys: string[] | null
+  interrupt_before: unknown
+  interrupt_after: unknown
+  on_disconnect: string | null
+  after_seconds: number | null
+  temporary: boolean
+}
+
+export interface Run {
+  seq: number
+  thread_seq: number
+  run_id: string
+  thread_id: string
+  assistant_id: string
+  created_at: string
+  updated_at: string
+  status: RunStatus
+  metadata: Record<string, unknown>
+  multitask_strategy: string | null
+  kwargs: RunKwargs
+}
+
+function toRun(row: RunRow): Run {
+  return {
+    seq: row.seq,
+    thread_seq: row.thread_seq,
+    run_id: row.run_id,
+    thread_id: row.thread_id,
+    assistant_id: row.assistant_id,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+    status: row.status,
+    metadata: JSON.parse(row.metadata),
+    multitask_strategy: row.multitask_strategy,
+    kwargs: JSON.parse(row.kwargs),
+  }
+}
+
+const RUN = 'SELECT r.*, t.thread_id FROM runs r JOIN threads t ON t.seq = r.thread_seq'
+const ACTIVE_SQL = ACTIVE_RUN_STATUSES.map((s) => `'${s}'`).join(', ')
+
+/** Runs of a scope, and each run's event log (numbered from 0: the SSE `id:`). */
+export class RunRepository {
+  readonly #clock: Clock
+  readonly #sql
+
+  constructor(db: Db, clock: Clock) {
+    this.#clock = clock
+    this.#sql = {
+      insert: db.prepare(`INSERT INTO runs
+        (scope, run_id, thread_seq, assistant_id, status, metadata, kwargs, multitask_strategy, created_at, updated_at)
+        VALUES (@scope, @run_id, @thread_seq, @assistant_id, 'pending', @metadata, @kwargs, @strategy, @now, @now)`),
+      bySeq: db.prepare<[number], RunRow>(`${RUN} WHERE r.seq = ?`),
+      get: db.prepare<[number, string], RunRow>(`${RUN} WHERE r.thread_seq = ? AND r.run_id = ?`),
+      byId: db.prepare<[string, string], RunRow>(`${RUN} WHERE r.scope = ? AND r.run_id = ?`),
+      list: db.prepare<{ thread: number; status: string | null; limit: number; offset: number }, RunRow>(`${RUN}
+        WHERE r.thread_seq = @thread AND (@status IS NULL OR r.status = @status)
+        ORDER BY r.seq DESC LIMIT @limit OFFSET @offset`),
+      active: db.prepare<[number], RunRow>(`${RUN} WHERE r.thread_seq = ? AND r.status IN (${ACTIVE_SQL}) ORDER BY r.seq`),
+      allActive: db.prepare<[], RunRow>(`${RUN} WHERE r.status IN (${ACTIVE_SQL}) ORDER BY r.seq`),
+      setStatus: db.prepare('UPDATE runs SET status = ?, updated_at = ? WHERE seq = ?'),
+      delete: db.prepare('DELETE FROM runs WHERE seq = ?'),
+      append: db.prepare(`INSERT INTO run_events (run_seq, idx, event, data)
+        VALUES (?, (SELECT coalesce(max(idx), -1) + 1 FROM run_events WHERE run_seq = ?), ?, ?) RETURNING idx`),
+      after: db.prepare<[number, number], { idx: number; event: string; data: string }>(
+        'SELECT idx, event, data FROM run_events WHERE run_seq = ? AND idx > ? ORDER BY idx'),
+    }
+  }
+
+  create(input: { scope: string; runId: string; threadSeq: number; assistantId: string; metadata: Record<string, unknown>; kwargs: RunKwargs; strategy: string | null }): Run {
+    const { lastInsertRowid } = this.#sql.insert.run({
+      scope: input.scope,
+      run_id: input.runId,
+      thread_seq: input.threadSeq,
+      assistant_id: input.assistantId,
+      metadata: JSON.stringify(input.metadata),
+      kwargs: JSON.stringify(input.kwargs),
+      strategy: input.strategy,
+      now: this.#clock.now(),
+    })
+    return this.bySeq(Number(lastInsertRowid))!
+  }
+
+  bySeq(seq: number): Run | undefined {
+    const row = this.#sql.bySeq.get(seq)
+    return row && toRun(row)
+  }
+
+  get(threadSeq: number, runId: string): Run | undefined {
+    const row = this.#sql.get.get(threadSeq, runId)
+    return row && toRun(row)
+  }
+
+  /** A run of the scope by its id alone (stateless runs are addressed this way). */
+  byId(scope: string, runId: string): Run | undefined {
+    const row = this.#sql.byId.get(scope, runId)
+    return row && toRun(row)
+  }
+
+  /** Newest first. */
+  list(threadSeq: number, options: { status?: string | null; limit: number; offset: number }): Run[] {
+    return this.#sql.list.all({ thread: threadSeq, status: options.status ?? null, limit: options.limit, offset: options.offset }).map(toRun)
+  }
+
+  /** Pending and running runs of a thread, oldest first. */
+  active(threadSeq: number): Run[] {
+    return this.#sql.active.all(threadSeq).map(toRun)
+  }
+
+  /** Every pending or running run (what was in flight when hangar last stopped). */
+  allActive(): Run[] {
+    return this.#sql.allActive.all().map(toRun)
+  }
+
+  setStatus(run: Run, status: RunStatus): void {
+    this.#sql.setStatus.run(status, this.#clock.now(), run.seq)
+  }
+
+  delete(run: Run): void {
+    this.#sql.delete.run(run.seq)
+  }
+
+  /** Appends an event to the run's log; returns it with its id. */
+  append(run: Run, event: string, data: unknown): SseEvent {
+    const { idx } = this.#sql.append.get(run.seq, run.seq, event, JSON.stringify(data ?? null)) as { idx: number }
+    return { id: String(idx), event, data }
+  }
+
+  /** The logged events after `afterIdx` (-1: from the start). */
+  eventsAfter(run: Run, afterIdx: number): SseEvent[] {
+    return this.#sql.after.all(run.seq, afterIdx).map((row) => ({ id: String(row.idx), event: row.event, data: JSON.parse(row.data) }))
+  }
+}

@@ -1,0 +1,258 @@
+import type { Clock } from '../clock.js'
+import type { CheckpointRecord, Interrupt, PausedAt, State, ThreadTask } from '../agent/types.js'
+import { iso, type Db } from './db.js'
+
+export type ThreadStatus = 'idle' | 'busy' | 'interrupted' | 'error'
+
+interface ThreadRow {
+  seq: number
+  scope: string
+  thread_id: string
+  metadata: string
+  status: ThreadStatus
+  state_values: string | null
+  interrupts: string
+  config: string | null
+  error: string | null
+  created_at: number
+  updated_at: number
+  state_updated_at: number
+}
+
+interface CheckpointRow {
+  seq: number
+  thread_seq: number
+  checkpoint_id: string
+  parent_checkpoint_id: string | null
+  run_id: string | null
+  state_values: string
+  next: string
+  metadata: string
+  tasks: string
+  interrupts: string
+  paused_at: string | null
+  created_at: number
+}
+
+/** A thread as the API shows it, plus the store's handle on it. */
+export interface Thread {
+  seq: number
+  thread_id: string
+  created_at: string
+  updated_at: string
+  state_updated_at: string
+  metadata: Record<string, unknown>
+  status: ThreadStatus
+  values: State | null
+  interrupts: Record<string, Interrupt[]>
+  config: Record<string, unknown> | null
+  error: unknown
+}
+
+export interface Checkpoint extends CheckpointRecord {
+  seq: number
+  thread_id: string
+  run_id: string | null
+  pausedAt: PausedAt | null
+  created_at: string
+}
+
+export interface ThreadFilter {
+  ids?: string[] | null
+  metadata?: Record<string, unknown> | null
+  values?: Record<string, unknown> | null
+  status?: ThreadStatus | null
+}
+
+const parse = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T))
+
+function toThread(row: ThreadRow): Thread {
+  return {
+    seq: row.seq,
+    thread_id: row.thread_id,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+    state_updated_at: iso(row.state_updated_at),
+    metadata: JSON.parse(row.metadata),
+    status: row.status,
+    values: parse<State>(row.state_values),
+    interrupts: JSON.parse(row.interrupts),
+    config: parse(row.config),
+    error: parse(row.error),
+  }
+}
+
+function toCheckpoint(row: CheckpointRow, threadId: string): Checkpoint {
+  return {
+    seq: row.seq,
+    thread_id: threadId,
+    run_id: row.run_id,
+    checkpoint_id: row.checkpoint_id,
+    parent_checkpoint_id: row.parent_checkpoint_id,
+    values: JSON.parse(row.state_values),
+    next: JSON.parse(row.next),
+    metadata: JSON.parse(row.metadata),
+    tasks: JSON.parse(row.tasks) as ThreadTask[],
+    interrupts: JSON.parse(row.interrupts),
+    pausedAt: parse<PausedAt>(row.paused_at),
+    created_at: iso(row.created_at),
+  }
+}
+
+/** Does `actual` contain every key of `wanted` with a deeply equal value? (JSONB `@>`, as filters use.) */
+export function contains(actual: unknown, wanted: unknown): boolean {
+  if (wanted === null || typeof wanted !== 'object') return actual === wanted
+  if (Array.isArray(wanted)) return Array.isArray(actual) && wanted.every((w) => actual.some((a) => contains(a, w)))
+  if (actual === null || typeof actual !== 'object' || Array.isArray(actual)) return false
+  return Object.entries(wanted).every(([key, value]) => contains((actual as Record<string, unknown>)[key], value))
+}
+
+/** Threads of a scope and their checkpoints (the thread's state history). */
+export class ThreadRepository {
+  readonly #db: Db
+  readonly #clock: Clock
+  readonly #sql
+
+  constructor(db: Db, clock: Clock) {
+    this.#db = db
+    this.#clock = clock
+    this.#sql = {
+      get: db.prepare<[string, string], ThreadRow>('SELECT * FROM threads WHERE scope = ? AND thread_id = ?'),
+      bySeq: db.prepare<[number], ThreadRow>('SELECT * FROM threads WHERE seq = ?'),
+      all: db.prepare<[string], ThreadRow>('SELECT * FROM threads WHERE scope = ? ORDER BY seq DESC'),
+      insert: db.prepare(`INSERT INTO threads
+        (scope, thread_id, metadata, status, state_values, interrupts, config, error, created_at, updated_at, state_updated_at)
+        VALUES (@scope, @thread_id, @metadata, 'idle', NULL, '{}', NULL, NULL, @now, @now, @now)`),
+      patch: db.prepare('UPDATE threads SET metadata = ?, updated_at = ? WHERE seq = ?'),
+      setStatus: db.prepare('UPDATE threads SET status = ?, error = ?, updated_at = ? WHERE seq = ?'),
+      setState: db.prepare(`UPDATE threads SET state_values = ?, interrupts = ?, updated_at = ?, state_updated_at = ?
+        WHERE seq = ?`),
+      delete: db.prepare('DELETE FROM threads WHERE seq = ?'),
+      latest: db.prepare<[number], CheckpointRow>('SELECT * FROM checkpoints WHERE thread_seq = ? ORDER BY seq DESC LIMIT 1'),
+      checkpoint: db.prepare<[number, string], CheckpointRow>('SELECT * FROM checkpoints WHERE thread_seq = ? AND checkpoint_id = ?'),
+      history: db.prepare<[number], CheckpointRow>('SELECT * FROM checkpoints WHERE thread_seq = ? ORDER BY seq DESC'),
+      insertCheckpoint: db.prepare(`INSERT INTO checkpoints
+        (thread_seq, checkpoint_id, parent_checkpoint_id, run_id, state_values, next, metadata, tasks, interrupts, paused_at, created_at)
+        VALUES (@thread_seq, @checkpoint_id, @parent, @run_id, @values, @next, @metadata, @tasks, @interrupts, @paused_at, @now)`),
+      setPausedAt: db.prepare('UPDATE checkpoints SET paused_at = ? WHERE seq = ?'),
+      deleteRunCheckpoints: db.prepare('DELETE FROM checkpoints WHERE thread_seq = ? AND run_id = ?'),
+      copyCheckpoints: db.prepare(`INSERT INTO checkpoints
+        (thread_seq, checkpoint_id, parent_checkpoint_id, run_id, state_values, next, metadata, tasks, interrupts, paused_at, created_at)
+        SELECT ?, checkpoint_id, parent_checkpoint_id, run_id, state_values, next, metadata, tasks, interrupts, paused_at, created_at
+        FROM checkpoints WHERE thread_seq = ? ORDER BY seq`),
+    }
+  }
+
+  get(scope: string, threadId: string): Thread | undefined {
+    const row = this.#sql.get.get(scope, threadId)
+    return row && toThread(row)
+  }
+
+  bySeq(seq: number): Thread | undefined {
+    const row = this.#sql.bySeq.get(seq)
+    return row && toThread(row)
+  }
+
+  create(scope: string, threadId: string, metadata: Record<string, unknown>): Thread {
+    const { lastInsertRowid } = this.#sql.insert.run({
+      scope,
+      thread_id: threadId,
+      metadata: JSON.stringify(metadata),
+      now: this.#clock.now(),
+    })
+    return this.bySeq(Number(lastInsertRowid))!
+  }
+
+  /** Merges metadata into the thread's (keys given replace, others stay). */
+  patchMetadata(thread: Thread, metadata: Record<string, unknown>): Thread {
+    this.#sql.patch.run(JSON.stringify({ ...thread.metadata, ...metadata }), this.#clock.now(), thread.seq)
+    return this.bySeq(thread.seq)!
+  }
+
+  setStatus(seq: number, status: ThreadStatus, error: unknown = null): void {
+    this.#sql.setStatus.run(status, error === null ? null : JSON.stringify(error), this.#clock.now(), seq)
+  }
+
+  delete(thread: Thread): void {
+    this.#sql.delete.run(thread.seq)
+  }
+
+  /** Filters as the real server does: JSON containment on metadata and values, exact status. */
+  search(scope: string, filter: ThreadFilter): Thread[] {
+    return this.#sql.all
+      .all(scope)
+      .map(toThread)
+      .filter((thread) =>
+        (!filter.ids || filter.ids.includes(thread.thread_id)) &&
+        (!filter.status || thread.status === filter.status) &&
+        (!filter.metadata || contains(thread.metadata, filter.metadata)) &&
+        (!filter.values || contains(thread.values ?? {}, filter.values)),
+      )
+  }
+
+  latestCheckpoint(thread: Thread): Checkpoint | undefined {
+    const row = this.#sql.latest.get(thread.seq)
+    return row && toCheckpoint(row, thread.thread_id)
+  }
+
+  checkpoint(thread: Thread, checkpointId: string): Checkpoint | undefined {
+    const row = this.#sql.checkpoint.get(thread.seq, checkpointId)
+    return row && toCheckpoint(row, thread.thread_id)
+  }
+
+  /** Newest first. */
+  history(thread: Thread): Checkpoint[] {
+    return this.#sql.history.all(thread.seq).map((row) => toCheckpoint(row, thread.thread_id))
+  }
+
+  /** Stores a checkpoint and makes its values the thread's current state. */
+  addCheckpoint(thread: Thread, checkpoint: CheckpointRecord, runId: string | null, pausedAt: PausedAt | null = null): void {
+    const now = this.#clock.now()
+    this.#db.transaction(() => {
+      this.#sql.insertCheckpoint.run({
+        thread_seq: thread.seq,
+        checkpoint_id: checkpoint.checkpoint_id,
+        parent: checkpoint.parent_checkpoint_id,
+        run_id: runId,
+        values: JSON.stringify(checkpoint.values),
+        next: JSON.stringify(checkpoint.next),
+        metadata: JSON.stringify(checkpoint.metadata),
+        tasks: JSON.stringify(checkpoint.tasks),
+        interrupts: JSON.stringify(checkpoint.interrupts),
+        paused_at: pausedAt === null ? null : JSON.stringify(pausedAt),
+        now,
+      })
+      this.#sql.setState.run(JSON.stringify(checkpoint.values), JSON.stringify(checkpoint.interrupts), now, now, thread.seq)
+    })()
+  }
+
+  /** Records where the graph stopped (on the latest checkpoint), for a later resume. */
+  setPausedAt(thread: Thread, pausedAt: PausedAt | null): void {
+    const latest = this.#sql.latest.get(thread.seq)
+    if (!latest) return
+    this.#sql.setPausedAt.run(pausedAt === null ? null : JSON.stringify(pausedAt), latest.seq)
+  }
+
+  /** Forgets the checkpoints a run wrote and returns the thread to the state before it (rollback). */
+  rollbackRun(thread: Thread, runId: string): void {
+    const now = this.#clock.now()
+    this.#db.transaction(() => {
+      this.#sql.deleteRunCheckpoints.run(thread.seq, runId)
+      const latest = this.#sql.latest.get(thread.seq)
+      this.#sql.setState.run(latest?.state_values ?? null, latest?.interrupts ?? '{}', now, now, thread.seq)
+    })()
+  }
+
+  /** A new thread with the same metadata, state and history. */
+  copy(scope: string, thread: Thread, newId: string): Thread {
+    return this.#db.transaction(() => {
+      const copy = this.create(scope, newId, thread.metadata)
+      this.#sql.copyCheckpoints.run(copy.seq, thread.seq)
+      const now = this.#clock.now()
+      this.#sql.setState.run(
+        thread.values === null ? null : JSON.stringify(thread.values), JSON.stringify(thread.interrupts), now, now, copy.seq,
+      )
+      return this.bySeq(copy.seq)!
+    })()
+  }
+}
