@@ -138,3 +138,14 @@ t.test('another agent-server caller cannot reach a thread through the control-pl
   const id = (await a.post('/threads', {})).body.thread_id
   t.equal((await clientFor(app).get(`/threads/${id}`)).status, 200, 'the root agent server is one deployment: the tenant header does not split it')
 })
+
+t.test('a state update the graph refuses is a 400 with the reason, never a 500', async (t) => {
+  const { api } = await makeApp(t)
+  const id = (await api.post('/threads', { metadata: { graph_id: 'agent' } })).body.thread_id
+  const node = await api.post(`/threads/${id}/state`, { values: {}, as_node: 'nope' })
+  t.equal(node.status, 400)
+  t.same(node.body, { detail: 'Node nope does not exist' })
+  const remove = await api.post(`/threads/${id}/state`, { values: { messages: [{ type: 'remove', id: 'ghost' }] } })
+  t.equal(remove.status, 400)
+  t.match(remove.body.detail, /ghost/)
+})

@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { RunManager } from '../agent/runs.js'
 import type { GraphEngine } from '../agent/types.js'
+import { GraphError } from '../agent/engine.js'
 import { ApiError } from '../errors.js'
 import { AnyDict, errorResponses } from '../schemas/common.js'
 import {
@@ -77,11 +78,18 @@ export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = asyn
     const graphId = typeof thread.metadata.graph_id === 'string' ? thread.metadata.graph_id : null
     if (graphId === null && thread.values === null) throw ApiError.badRequest(`Thread ${thread.thread_id} has no graph ID`)
     const latest = threads.latestCheckpoint(thread)
-    const checkpoint = engine.updateState(graphId, {
-      values: latest?.values ?? null,
-      checkpointId: latest?.checkpoint_id ?? null,
-      step: latest ? Number(latest.metadata.step ?? -1) + 1 : -1,
-    }, values, asNode)
+    let checkpoint
+    try {
+      checkpoint = engine.updateState(graphId, {
+        values: latest?.values ?? null,
+        checkpointId: latest?.checkpoint_id ?? null,
+        step: latest ? Number(latest.metadata.step ?? -1) + 1 : -1,
+      }, values, asNode)
+    } catch (error) {
+      // An update the graph refuses (an unknown node, a message to remove that is not there) is the client's.
+      if (error instanceof GraphError) throw ApiError.badRequest(error.message)
+      throw error
+    }
     checkpoint.metadata = { ...checkpoint.metadata, thread_id: thread.thread_id, ...(graphId ? { graph_id: graphId } : {}) }
     threads.addCheckpoint(thread, checkpoint, null)
     return checkpoint
