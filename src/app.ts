@@ -1,4 +1,5 @@
 import Fastify, { type FastifyInstance } from 'fastify'
+import cors from '@fastify/cors'
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { join } from 'node:path'
 import { createEngine } from './agent/engine.js'
@@ -35,6 +36,8 @@ import { OAuthTokenRepository } from './store/oauth-tokens.js'
 import { WorkspaceRepository } from './store/workspaces.js'
 import { ticker } from './ticker.js'
 import { installRequestValidation } from './validation/request.js'
+import { feedbackTokenRoutes, issueRunFeedback, tracingRoutes } from './routes/feedback.js'
+import { FeedbackRepository } from './store/feedback.js'
 
 export interface AppOptions {
   /** Settings; anything left out takes its default (see config.ts). */
@@ -74,6 +77,13 @@ export function buildApp(options: AppOptions = {}): App {
   installErrorHandling(app)
   installRequestValidation(app)
   installSerialization(app)
+  // Browsers on any origin may call hangar (token URLs, streams) and read the headers clients use.
+  app.register(cors, {
+    origin: '*',
+    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+    allowedHeaders: ['content-type', 'x-api-key', 'x-tenant-id', 'authorization', 'last-event-id'],
+    exposedHeaders: ['content-location', 'location', 'x-pagination-total', 'x-pagination-next'],
+  })
 
   const fixtures = loadFixtures(config.fixtures)
   const workspaces = new WorkspaceRepository(db)
@@ -117,7 +127,12 @@ export function buildApp(options: AppOptions = {}): App {
   const threads = new ThreadRepository(db, clock)
   const runs = new RunRepository(db, clock)
   seedSystemAssistants(assistants, engine, '')
-  const manager = new RunManager({ runs, threads, engine, clock, endEvent: config.sseEndEvent, log: app.log })
+  const feedback = new FeedbackRepository(db, clock)
+  const manager = new RunManager({
+    runs, threads, engine, clock, endEvent: config.sseEndEvent, log: app.log,
+    transaction: (fn) => db.transaction(fn)(),
+    onSuccess: (run, base) => issueRunFeedback(feedback, clock, config.feedbackTtl, run, base),
+  })
   manager.recover()
   app.addHook('preClose', async () => manager.stopAll())
   app.register(agentMetaRoutes)
@@ -126,9 +141,19 @@ export function buildApp(options: AppOptions = {}): App {
     const common = { scope: '', engine }
     scope.register(assistantRoutes, { ...common, assistants })
     scope.register(threadRoutes, { ...common, threads, runs, manager })
-    scope.register(runRoutes, { ...common, assistants, threads, runs, manager, clock, heartbeatMs: config.heartbeatMs })
+    scope.register(runRoutes, { ...common, assistants, threads, runs, manager, clock, heartbeatMs: config.heartbeatMs, publicUrl: config.publicUrl })
   }
   app.register(agentServer)
+
+  // Feedback on runs, as the tracing service serves it, at /api/v1 and (for its SDKs) without it.
+  const feedbackOptions = { feedback, runs, threads, clock, ttlSeconds: config.feedbackTtl, publicUrl: config.publicUrl }
+  for (const prefix of ['/api/v1', '']) {
+    app.register(feedbackTokenRoutes, { prefix, ...feedbackOptions })
+    app.register(async (scope) => {
+      scope.addHook('onRequest', controlPlaneAuth(config))
+      await scope.register(tracingRoutes, feedbackOptions)
+    }, { prefix })
+  }
 
   return app as unknown as App
 }

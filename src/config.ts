@@ -23,6 +23,8 @@ export const Config = Type.Object({
   auth: StringEnum(['on', 'off']),
   heartbeatMs: Type.Integer({ minimum: 0 }),
   sseEndEvent: Type.Boolean(),
+  /** Seconds a feedback token stays valid. */
+  feedbackTtl: Type.Integer({ minimum: 1 }),
 })
 export type Config = Static<typeof Config>
 
@@ -32,7 +34,7 @@ export const DEFAULT_TENANT = '00000000-0000-4000-8000-68616e676172'
 /** The fixtures shipped with hangar (one level above both src/ and dist/). */
 export const BUNDLED_FIXTURES = fileURLToPath(new URL('../fixtures', import.meta.url))
 
-type Kind = 'string' | 'integer' | 'boolean' | 'list' | 'url'
+type Kind = 'string' | 'integer' | 'boolean' | 'list' | 'url' | 'duration'
 interface Setting {
   key: keyof Config
   env: string
@@ -60,6 +62,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'auth', env: 'HANGAR_AUTH', flag: 'auth', kind: 'string', default: 'on', help: 'off: accept requests without credentials everywhere' },
   { key: 'heartbeatMs', env: 'HANGAR_HEARTBEAT_MS', flag: 'heartbeat-ms', kind: 'integer', default: 5000, help: 'interval of ": heartbeat" comments on event streams (0: none)' },
   { key: 'sseEndEvent', env: 'HANGAR_SSE_END_EVENT', flag: 'sse-end-event', kind: 'boolean', default: false, help: 'end each run stream with an "end" event' },
+  { key: 'feedbackTtl', env: 'HANGAR_FEEDBACK_TTL', flag: 'feedback-ttl', kind: 'duration', default: 3 * 3600, help: 'lifetime of feedback tokens: 3h, 90m, 600s or seconds' },
 ]
 
 export class ConfigError extends Error {}
@@ -118,6 +121,11 @@ function convert(kind: Kind, raw: string): unknown {
     }
     case 'list':
       return raw.split(',').map((item) => item.trim()).filter((item) => item !== '')
+    case 'duration': {
+      const match = /^(\d+)\s*([smhd]?)$/i.exec(raw)
+      if (!match) return undefined
+      return Number(match[1]) * { '': 1, s: 1, m: 60, h: 3600, d: 86400 }[match[2].toLowerCase() as '' | 's' | 'm' | 'h' | 'd']
+    }
     case 'url':
       return URL.canParse(raw) && /^https?:$/.test(new URL(raw).protocol) ? raw.replace(/\/+$/, '') : undefined
     default:
@@ -128,6 +136,7 @@ function convert(kind: Kind, raw: string): unknown {
 function describe(s: Setting, schema: TSchema): string {
   if (s.kind === 'boolean') return 'expected true or false'
   if (s.kind === 'url') return 'expected an http(s) URL'
+  if (s.kind === 'duration') return 'expected a duration such as 3h, 90m, 600s or a number of seconds (at least 1)'
   if (s.kind === 'integer') {
     const max = schema.maximum === undefined ? '' : ` and ${schema.maximum}`
     return max ? `expected an integer between ${schema.minimum}${max}` : `expected an integer of at least ${schema.minimum}`

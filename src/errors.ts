@@ -79,6 +79,8 @@ const METHODS: HTTPMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 
 export function installErrorHandling(app: FastifyInstance) {
   const routes = FindMyWay({ ignoreTrailingSlash: false, maxParamLength: 2048 })
   app.addHook('onRoute', (route) => {
+    // CORS preflight answers OPTIONS on every path; it says nothing about which methods a path has.
+    if (route.url.includes('*')) return
     const methods = Array.isArray(route.method) ? route.method : [route.method]
     for (const method of methods as HTTPMethod[]) {
       if (!routes.hasRoute(method, route.url)) routes.on(method, route.url, () => {})

@@ -20,6 +20,7 @@ t.test('with nothing set, every setting has its documented default', async (t) =
     auth: 'on',
     heartbeatMs: 5000,
     sseEndEvent: false,
+    feedbackTtl: 10800,
   })
   t.same(config, defaultConfig())
 })
@@ -30,14 +31,14 @@ t.test('environment variables set every setting, parsed into their types', async
     HANGAR_DEFAULT_TENANT: '11111111-1111-4111-8111-11111111111A', HANGAR_REQUIRE_TENANT: 'yes',
     HANGAR_REVISION_SPEED: 'poll', HANGAR_LOG_LEVEL: 'debug', HANGAR_BODY_LIMIT: '2048', HANGAR_TICK_MS: '50',
     HANGAR_PUBLIC_URL: 'https://hangar.example.com:8443/', HANGAR_FIXTURES: '/srv/fixtures', HANGAR_SELF_HOSTED_ENTERPRISE: 'off',
-    HANGAR_AUTH: 'off', HANGAR_HEARTBEAT_MS: '0', HANGAR_SSE_END_EVENT: 'true',
+    HANGAR_AUTH: 'off', HANGAR_HEARTBEAT_MS: '0', HANGAR_SSE_END_EVENT: 'true', HANGAR_FEEDBACK_TTL: '90m',
   })
   t.same(config, {
     port: 9000, host: '0.0.0.0', db: ':memory:', apiKeys: ['a', 'b', 'c'],
     defaultTenant: '11111111-1111-4111-8111-11111111111a', requireTenant: true, revisionSpeed: 'poll',
     logLevel: 'debug', bodyLimit: 2048, tickMs: 50,
     publicUrl: 'https://hangar.example.com:8443', fixtures: '/srv/fixtures', selfHostedEnterprise: false,
-    auth: 'off', heartbeatMs: 0, sseEndEvent: true,
+    auth: 'off', heartbeatMs: 0, sseEndEvent: true, feedbackTtl: 5400,
   })
 })
 
@@ -61,6 +62,7 @@ t.test('an invalid setting stops with one line naming the setting', async (t) =>
     [[], { HANGAR_REQUIRE_TENANT: 'maybe' }, 'invalid setting HANGAR_REQUIRE_TENANT (--require-tenant): expected true or false, got "maybe"'],
     [['--default-tenant', 'acme'], {}, 'invalid setting HANGAR_DEFAULT_TENANT (--default-tenant): expected a UUID, got "acme"'],
     [[], { HANGAR_TICK_MS: '1' }, 'invalid setting HANGAR_TICK_MS (--tick-ms): expected an integer of at least 10, got "1"'],
+    [[], { HANGAR_FEEDBACK_TTL: 'soon' }, 'invalid setting HANGAR_FEEDBACK_TTL (--feedback-ttl): expected a duration such as 3h, 90m, 600s or a number of seconds (at least 1), got "soon"'],
     [[], { HANGAR_PUBLIC_URL: 'ftp://x' }, 'invalid setting HANGAR_PUBLIC_URL (--public-url): expected an http(s) URL, got "ftp://x"'],
     [['--colour'], {}, "unknown option '--colour' (hangar --help lists every option)"],
     [['--port'], {}, "Option '--port <value>' argument missing (hangar --help lists every option)"],

@@ -28,6 +28,8 @@ interface LiveRun {
   result?: RunResult
   /** Whether it started executing (a pending run that is cancelled has sent nothing). */
   started: boolean
+  /** The base URL the client reached hangar at (for the URLs the run hands out). */
+  publicBase: string
 }
 
 /** What `/join` and `/runs/wait` answer: the final values, or the error as `__error__`. */
@@ -40,8 +42,13 @@ export interface RunManagerOptions {
   clock: Clock
   /** Send a trailing `end` event (HANGAR_SSE_END_EVENT). */
   endEvent: boolean
-  /** Extra events after a successful run's output (the `feedback` event), written with it. */
-  onSuccess?: (run: Run) => { event: string; data: unknown }[]
+  /**
+   * Extra events after a successful run's output (the `feedback` event). Called inside the
+   * transaction that records the run's completion, so whatever it writes commits with it.
+   */
+  onSuccess?: (run: Run, publicBase: string) => { event: string; data: unknown }[]
+  /** Runs `fn` in one database transaction. */
+  transaction: <T>(fn: () => T) => T
   log: { error: (obj: object, msg: string) => void }
 }
 
@@ -50,6 +57,8 @@ export interface NewRun {
   kwargs: RunKwargs
   metadata: Record<string, unknown>
   strategy: MultitaskStrategy
+  /** See LiveRun.publicBase. */
+  publicBase: string
 }
 
 export class RunManager {
@@ -84,7 +93,7 @@ export class RunManager {
     if (input.strategy === 'interrupt' || input.strategy === 'rollback') {
       for (const other of active) this.cancel(other, input.strategy)
     }
-    this.#schedule(run, input.assistant)
+    this.#schedule(run, input.assistant, input.publicBase)
     return run
   }
 
@@ -182,9 +191,10 @@ export class RunManager {
     await Promise.all(live.map((l) => l.done))
   }
 
-  #schedule(run: Run, assistant: Assistant): void {
+  #schedule(run: Run, assistant: Assistant, publicBase: string): void {
     const live: LiveRun = {
       run,
+      publicBase,
       controller: new AbortController(),
       cancelAction: 'interrupt',
       started: false,
@@ -203,8 +213,7 @@ export class RunManager {
   }
 
   #emit(live: LiveRun, event: string, data: unknown): void {
-    const logged = this.#o.runs.append(live.run, event, data)
-    live.events.emit('event', logged)
+    live.events.emit('event', this.#o.runs.append(live.run, event, data))
   }
 
   async #execute(live: LiveRun, assistant: Assistant): Promise<void> {
@@ -261,16 +270,23 @@ export class RunManager {
     const thread = threads.bySeq(run.thread_seq)
     if (!thread) return
     live.result = outcome.status === 'error' ? { __error__: outcome.error } : outcome.values
-    if (outcome.status === 'error') {
-      runs.setStatus(run, 'error')
-      threads.setStatus(thread.seq, 'error', outcome.error)
-    } else {
-      threads.setPausedAt(thread, outcome.pausedAt)
-      for (const extra of this.#o.onSuccess?.(run) ?? []) this.#emit(live, extra.event, extra.data)
-      runs.setStatus(run, 'success')
-      threads.setStatus(thread.seq, nextStatus(outcome.pausedAt))
-    }
-    if (this.#o.endEvent) this.#emit(live, 'end', null)
+    // The run's completion is one transaction (tokens, the feedback event, statuses); streams
+    // hear of its last events only once it committed.
+    const finalEvents = this.#o.transaction(() => {
+      const logged = []
+      if (outcome.status === 'error') {
+        runs.setStatus(run, 'error')
+        threads.setStatus(thread.seq, 'error', outcome.error)
+      } else {
+        threads.setPausedAt(thread, outcome.pausedAt)
+        for (const extra of this.#o.onSuccess?.(run, live.publicBase) ?? []) logged.push(runs.append(run, extra.event, extra.data))
+        runs.setStatus(run, 'success')
+        threads.setStatus(thread.seq, nextStatus(outcome.pausedAt))
+      }
+      if (this.#o.endEvent) logged.push(runs.append(run, 'end', null))
+      return logged
+    })
+    for (const event of finalEvents) live.events.emit('event', event)
     if (run.kwargs.temporary) threads.delete(thread)
   }
 

@@ -14,6 +14,7 @@ import type { AssistantRepository } from '../store/assistants.js'
 import type { Run as RunRecord, RunKwargs, RunRepository } from '../store/runs.js'
 import type { Thread, ThreadRepository } from '../store/threads.js'
 import { SseWriter } from '../sse/writer.js'
+import { publicBase } from '../public-url.js'
 import { threadNotFound } from './threads.js'
 
 export interface RunRoutesOptions {
@@ -25,6 +26,7 @@ export interface RunRoutesOptions {
   manager: RunManager
   clock: Clock
   heartbeatMs: number
+  publicUrl: string
 }
 
 const tags = ['Thread Runs']
@@ -99,6 +101,7 @@ export const runRoutes: FastifyPluginAsyncTypebox<RunRoutesOptions> = async (app
       kwargs,
       metadata: { ...assistant.metadata, ...thread.metadata, ...(body.metadata ?? {}) },
       strategy: (body.multitask_strategy ?? 'reject') as MultitaskStrategy,
+      publicBase: publicBase(request, options.publicUrl),
     })
   }
 

@@ -238,6 +238,38 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (run_seq, idx)
   ) STRICT, WITHOUT ROWID;
   `,
+
+  // 4: feedback on runs: presigned tokens (the token id is the authorization) and the feedback
+  // records submitted with them or through the API, keyed by run id (run ids are unique).
+  `
+  CREATE TABLE feedback_tokens (
+    id              TEXT PRIMARY KEY,
+    run_id          TEXT NOT NULL,
+    feedback_key    TEXT NOT NULL,
+    feedback_config TEXT,
+    url             TEXT NOT NULL,
+    expires_at      INTEGER NOT NULL,
+    created_at      INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX feedback_tokens_by_run ON feedback_tokens (run_id);
+
+  CREATE TABLE feedback (
+    seq             INTEGER PRIMARY KEY,
+    id              TEXT NOT NULL UNIQUE,
+    run_id          TEXT,
+    key             TEXT NOT NULL,
+    score           TEXT,
+    value           TEXT,
+    comment         TEXT,
+    correction      TEXT,
+    feedback_source TEXT,
+    feedback_config TEXT,
+    token_id        TEXT,
+    created_at      INTEGER NOT NULL,
+    modified_at     INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX feedback_by_run ON feedback (run_id, key);
+  `,
 ]
 
 export function migrate(db: Db) {

@@ -84,6 +84,7 @@ export class RunRepository {
       bySeq: db.prepare<[number], RunRow>(`${RUN} WHERE r.seq = ?`),
       get: db.prepare<[number, string], RunRow>(`${RUN} WHERE r.thread_seq = ? AND r.run_id = ?`),
       byId: db.prepare<[string, string], RunRow>(`${RUN} WHERE r.scope = ? AND r.run_id = ?`),
+      anyScope: db.prepare<[string], RunRow>(`${RUN} WHERE r.run_id = ?`),
       list: db.prepare<{ thread: number; status: string | null; limit: number; offset: number }, RunRow>(`${RUN}
         WHERE r.thread_seq = @thread AND (@status IS NULL OR r.status = @status)
         ORDER BY r.seq DESC LIMIT @limit OFFSET @offset`),
@@ -125,6 +126,12 @@ export class RunRepository {
   /** A run of the scope by its id alone (stateless runs are addressed this way). */
   byId(scope: string, runId: string): Run | undefined {
     const row = this.#sql.byId.get(scope, runId)
+    return row && toRun(row)
+  }
+
+  /** A run by its id in whichever scope it lives (run ids are unique everywhere). */
+  find(runId: string): Run | undefined {
+    const row = this.#sql.anyScope.get(runId)
     return row && toRun(row)
   }
 

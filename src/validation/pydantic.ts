@@ -78,9 +78,16 @@ function nullable(members: TSchema[]): Check {
     const inner = compile(others[0])
     return (input, loc, errors) => (hasNull && input === null ? null : inner(input, loc, errors))
   }
-  const checks = others.map((member) => ({ tag: unionTag(member), check: compile(member) }))
+  const checks = others.map((member) => ({ tag: unionTag(member), check: compile(member), exact: exactType(member) }))
   return (input, loc, errors) => {
     if (hasNull && input === null) return null
+    // Smart mode: a member whose type the input already has wins before any lax coercion
+    // (so `true` stays a boolean in number | boolean, and "1" a string in number | string).
+    const exact = checks.find((c) => c.exact(input))
+    if (exact) {
+      const value = exact.check(input, [...loc, exact.tag], [])
+      if (value !== INVALID) return value
+    }
     const collected: PydanticError[] = []
     for (const { tag, check } of checks) {
       const attempt: PydanticError[] = []
@@ -90,6 +97,26 @@ function nullable(members: TSchema[]): Check {
     }
     errors.push(...collected)
     return INVALID
+  }
+}
+
+/** Whether an input already has a member's type (no coercion needed). */
+function exactType(schema: TSchema): (input: unknown) => boolean {
+  switch (schema.type) {
+    case 'string':
+      return (v) => typeof v === 'string'
+    case 'number':
+      return (v) => typeof v === 'number'
+    case 'integer':
+      return (v) => typeof v === 'number' && Number.isInteger(v)
+    case 'boolean':
+      return (v) => typeof v === 'boolean'
+    case 'array':
+      return Array.isArray
+    case 'object':
+      return isObject
+    default:
+      return () => false
   }
 }
 
