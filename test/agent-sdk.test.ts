@@ -3,18 +3,12 @@
 
 import t, { type Test } from 'tap'
 import { Client } from '@langchain/langgraph-sdk'
-import { buildApp } from '../src/app.js'
-import { Clock } from '../src/clock.js'
 import type { Config } from '../src/config.js'
-import { START } from './helpers.js'
+import { serveApp } from './helpers.js'
 import { runClockUntil, someoneWaitsOn } from './oauth-helpers.js'
 
 async function serve(t: Test, config: Partial<Config> = {}) {
-  const clock = Clock.manual(START)
-  const app = buildApp({ clock, config: { db: ':memory:', logLevel: 'silent', heartbeatMs: 0, ...config } })
-  t.teardown(() => app.close())
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  const apiUrl = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+  const { app, clock, base: apiUrl } = await serveApp(t, config)
   const client = new Client({ apiUrl, apiKey: 'test-key', callerOptions: { maxRetries: 0 } })
   return { app, clock, client, apiUrl }
 }

@@ -3,9 +3,7 @@
 // clock, so the realistic speed takes minutes of emulated time and milliseconds of real time.
 
 import t, { type Test } from 'tap'
-import { buildApp } from '../src/app.js'
-import { Clock } from '../src/clock.js'
-import { githubDeployment, START, TENANT_A } from './helpers.js'
+import { githubDeployment, serveApp, TENANT_A } from './helpers.js'
 
 class ExampleClientError extends Error {}
 
@@ -58,12 +56,8 @@ async function runExampleClient(base: string, configPathField: string, waitBetwe
 }
 
 async function listening(t: Test, speed: 'realistic' | 'fast') {
-  const clock = Clock.manual(START)
-  const app = buildApp({ clock, config: { db: ':memory:', logLevel: 'silent', revisionSpeed: speed } })
-  t.teardown(() => app.close())
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  const { port } = app.server.address() as { port: number }
-  return { base: `http://127.0.0.1:${port}`, clock }
+  const { base, clock } = await serveApp(t, { revisionSpeed: speed })
+  return { base, clock }
 }
 
 for (const field of ['langgraph_config_path', 'graph_config_path']) {

@@ -5,19 +5,13 @@
 import t, { type Test } from 'tap'
 import { Client } from '@langchain/langgraph-sdk'
 import { Client as LangSmith } from 'langsmith'
-import { buildApp } from '../src/app.js'
-import { Clock } from '../src/clock.js'
 import type { Config } from '../src/config.js'
-import { START } from './helpers.js'
+import { serveApp } from './helpers.js'
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}'
 
 async function serve(t: Test, config: Partial<Config> = {}) {
-  const clock = Clock.manual(START)
-  const app = buildApp({ clock, config: { db: ':memory:', logLevel: 'silent', heartbeatMs: 0, ...config } })
-  t.teardown(() => app.close())
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+  const { app, clock, base } = await serveApp(t, config)
   const agent = new Client({ apiUrl: base, apiKey: 'k', callerOptions: { maxRetries: 0 } })
   const saved = { endpoint: process.env.LANGSMITH_ENDPOINT, key: process.env.LANGSMITH_API_KEY }
   process.env.LANGSMITH_ENDPOINT = base

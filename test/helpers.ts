@@ -49,6 +49,16 @@ export function clientFor(app: App, defaults: Record<string, string> = { 'x-api-
   }
 }
 
+/** hangar on a real port (127.0.0.1, a free one), with a manual clock: for real HTTP clients. */
+export async function serveApp(t: Test, config: Partial<Config> = {}) {
+  const clock = Clock.manual(START)
+  const app = buildApp({ clock, config: { db: ':memory:', logLevel: 'silent', heartbeatMs: 0, ...config } })
+  t.teardown(() => app.close())
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const port = (app.server.address() as { port: number }).port
+  return { app, clock, port, base: `http://127.0.0.1:${port}` }
+}
+
 export async function makeApp(t: Test, options: { config?: Partial<Config>; clock?: Clock } = {}) {
   const clock = options.clock ?? Clock.manual(START)
   const app = buildApp({ clock, config: { db: ':memory:', logLevel: 'silent', ...options.config } })

@@ -3,18 +3,11 @@
 import { request as httpRequest } from 'node:http'
 import { mock } from 'node:test'
 import t, { type Test } from 'tap'
-import { buildApp } from '../src/app.js'
-import { Clock } from '../src/clock.js'
 import type { Config } from '../src/config.js'
 import { frame, HEARTBEAT } from '../src/sse/writer.js'
-import { START } from './helpers.js'
+import { serveApp } from './helpers.js'
 
-async function serve(t: Test, config: Partial<Config> = {}) {
-  const app = buildApp({ clock: Clock.manual(START), config: { db: ':memory:', logLevel: 'silent', heartbeatMs: 0, ...config } })
-  t.teardown(() => app.close())
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  return { app, port: (app.server.address() as { port: number }).port }
-}
+const serve = (t: Test, config: Partial<Config> = {}) => serveApp(t, config)
 
 /** POSTs JSON and collects the raw response: status, headers, body text, and the chunks as they came. */
 function post(port: number, path: string, body: unknown, headers: Record<string, string> = {}) {
