@@ -5,7 +5,9 @@ import { join } from 'node:path'
 import { createEngine } from './agent/engine.js'
 import { RunManager } from './agent/runs.js'
 import { seedSystemAssistants } from './agent/system-assistants.js'
-import { agentServerAuth, controlPlaneAuth } from './auth.js'
+import { adminAuth, agentServerAuth, controlPlaneAuth } from './auth.js'
+import { EmulatorControls } from './admin/controls.js'
+import { adminRoutes } from './routes/admin.js'
 import { Clock } from './clock.js'
 import { defaultConfig, type Config } from './config.js'
 import { installErrorHandling } from './errors.js'
@@ -89,7 +91,6 @@ export function buildApp(options: AppOptions = {}): App {
   const workspaces = new WorkspaceRepository(db)
   const providers = new OAuthProviderRepository(db, clock)
   const seeder = new WorkspaceSeeder(db, fixtures, { workspaces, providers }, clock, config.selfHostedEnterprise)
-  seeder.seedAll(config.defaultTenant)
   const deployments = new DeploymentRepository(db, clock, config.revisionSpeed)
   const listeners = new ListenerRepository(db, clock)
   const tokens = new OAuthTokenRepository(db, clock)
@@ -126,7 +127,12 @@ export function buildApp(options: AppOptions = {}): App {
   const assistants = new AssistantRepository(db, clock)
   const threads = new ThreadRepository(db, clock)
   const runs = new RunRepository(db, clock)
-  seedSystemAssistants(assistants, engine, '')
+  // What boot seeds, and reset seeds again: the fixture workspaces and the graphs' assistants.
+  const seed = () => {
+    seeder.seedAll(config.defaultTenant)
+    seedSystemAssistants(assistants, engine, '')
+  }
+  seed()
   const feedback = new FeedbackRepository(db, clock)
   const manager = new RunManager({
     runs, threads, engine, clock, endEvent: config.sseEndEvent, log: app.log,
@@ -144,6 +150,13 @@ export function buildApp(options: AppOptions = {}): App {
     scope.register(runRoutes, { ...common, assistants, threads, runs, manager, clock, heartbeatMs: config.heartbeatMs, publicUrl: config.publicUrl })
   }
   app.register(agentServer)
+
+  // The emulator's own control plane.
+  const controls = new EmulatorControls({ db, manager, seed, forget: (tenantId) => seeder.forget(tenantId) })
+  app.register(async (scope) => {
+    scope.addHook('onRequest', adminAuth(config))
+    await scope.register(adminRoutes, { clock, controls, deployments })
+  }, { prefix: '/_hangar' })
 
   // Feedback on runs, as the tracing service serves it, at /api/v1 and (for its SDKs) without it.
   const feedbackOptions = { feedback, runs, threads, clock, ttlSeconds: config.feedbackTtl, publicUrl: config.publicUrl }

@@ -86,3 +86,13 @@ export function agentServerAuth(config: Pick<Config, 'apiKeys' | 'auth'>): onReq
     done()
   }
 }
+
+/** The admin API's gate: open unless HANGAR_ADMIN_TOKEN is set, then that token is required. */
+export function adminAuth(config: Pick<Config, 'adminToken'>): onRequestHookHandler {
+  return (request, _reply, done) => {
+    if (!config.adminToken) return done()
+    const given = first(request.headers['x-hangar-admin-token']) ?? /^bearer\s+(\S+)\s*$/i.exec(first(request.headers.authorization) ?? '')?.[1]
+    if (given !== config.adminToken) return done(ApiError.unauthorized('Admin token required'))
+    done()
+  }
+}

@@ -25,6 +25,7 @@ export const Config = Type.Object({
   sseEndEvent: Type.Boolean(),
   /** Seconds a feedback token stays valid. */
   feedbackTtl: Type.Integer({ minimum: 1 }),
+  adminToken: Type.String(),
 })
 export type Config = Static<typeof Config>
 
@@ -62,6 +63,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'auth', env: 'HANGAR_AUTH', flag: 'auth', kind: 'string', default: 'on', help: 'off: accept requests without credentials everywhere' },
   { key: 'heartbeatMs', env: 'HANGAR_HEARTBEAT_MS', flag: 'heartbeat-ms', kind: 'integer', default: 5000, help: 'interval of ": heartbeat" comments on event streams (0: none)' },
   { key: 'sseEndEvent', env: 'HANGAR_SSE_END_EVENT', flag: 'sse-end-event', kind: 'boolean', default: false, help: 'end each run stream with an "end" event' },
+  { key: 'adminToken', env: 'HANGAR_ADMIN_TOKEN', flag: 'admin-token', kind: 'string', default: '', help: 'when set, the /_hangar admin API requires it (X-Hangar-Admin-Token or Bearer)' },
   { key: 'feedbackTtl', env: 'HANGAR_FEEDBACK_TTL', flag: 'feedback-ttl', kind: 'duration', default: 3 * 3600, help: 'lifetime of feedback tokens: 3h, 90m, 600s or seconds' },
 ]
 

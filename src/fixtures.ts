@@ -119,6 +119,12 @@ export class WorkspaceSeeder {
     this.#known.add(tenantId)
   }
 
+  /** Forgets which workspaces were seeded (one, or all), so the next request seeds them again. */
+  forget(tenantId?: string): void {
+    if (tenantId === undefined) this.#known.clear()
+    else this.#known.delete(tenantId)
+  }
+
   /** Seeds the default workspace and every workspace the fixtures name. */
   seedAll(defaultTenant: string): void {
     this.ensure(defaultTenant)

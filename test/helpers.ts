@@ -25,6 +25,7 @@ export interface Client {
   get(url: string, headers?: Record<string, string>): Promise<Reply>
   post(url: string, body?: unknown, headers?: Record<string, string>): Promise<Reply>
   patch(url: string, body: unknown, headers?: Record<string, string>): Promise<Reply>
+  put(url: string, body: unknown, headers?: Record<string, string>): Promise<Reply>
   delete(url: string, headers?: Record<string, string>): Promise<Reply>
 }
 
@@ -45,6 +46,7 @@ export function clientFor(app: App, defaults: Record<string, string> = { 'x-api-
     get: (url, headers) => request('GET', url, { headers }),
     post: (url, body, headers) => request('POST', url, { body, headers }),
     patch: (url, body, headers) => request('PATCH', url, { body, headers }),
+    put: (url, body, headers) => request('PUT', url, { body, headers }),
     delete: (url, headers) => request('DELETE', url, { headers }),
   }
 }

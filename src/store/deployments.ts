@@ -150,6 +150,10 @@ export class DeploymentRepository {
         WHERE deployment_seq = ? AND status NOT IN (${TERMINAL_SQL})`),
       revision: db.prepare<[number, string], RevisionRow>('SELECT * FROM revisions WHERE deployment_seq = ? AND id = ?'),
       revisionBySeq: db.prepare<[number], RevisionRow>('SELECT * FROM revisions WHERE seq = ?'),
+      anyTenant: db.prepare<[string], DeploymentRow>(`${view} WHERE id = ?`),
+      setDeploymentSpeed: db.prepare('UPDATE deployments SET speed = ? WHERE seq = ?'),
+      inProgress: db.prepare<[number], RevisionRow>(`SELECT * FROM revisions WHERE deployment_seq = ? AND status NOT IN (${TERMINAL_SQL})`),
+      setRevisionSpeed: db.prepare('UPDATE revisions SET speed = ?, status_at = ?, next_at = ? WHERE seq = ?'),
       revisions: db.prepare<Record<string, unknown>, RevisionRow>(`SELECT * FROM revisions
         WHERE deployment_seq = @seq AND @match
           AND (@statuses IS NULL OR status IN (SELECT value FROM json_each(@statuses)))
@@ -324,6 +328,47 @@ export class DeploymentRepository {
     if (!row) return undefined
     if (isTerminal(row.status)) return { finished: row.status }
     this.#sql.setStatus.run('INTERRUPTED', this.#clock.now(), null, row.seq)
+    return toRevision(this.#sql.revisionBySeq.get(row.seq)!)
+  }
+
+  /** The workspace a deployment belongs to (the admin API addresses deployments by id alone). */
+  tenantOf(deploymentId: string): string | undefined {
+    return this.#sql.anyTenant.get(deploymentId)?.tenant_id
+  }
+
+  /**
+   * Sets the speed of a deployment's future revisions and of its in-progress ones, which go on
+   * from the status they are in: that status's timer restarts now, at the new speed.
+   */
+  setSpeed(deploymentId: string, speed: RevisionSpeed): boolean {
+    this.settle()
+    const row = this.#sql.anyTenant.get(deploymentId)
+    if (!row) return false
+    this.#db.transaction(() => {
+      this.#sql.setDeploymentSpeed.run(speed, row.seq)
+      const now = this.#clock.now()
+      for (const revision of this.#sql.inProgress.all(row.seq)) {
+        const position = statusAt({ ...anchorOf(revision), speed, since: now }, now)
+        this.#sql.setRevisionSpeed.run(speed, position.since, position.nextAt, revision.seq)
+      }
+    })()
+    return true
+  }
+
+  /**
+   * Moves a revision on by hand: one step along its track (`next`), or straight to a terminal
+   * status. Returns the revision, or a reason it could not.
+   */
+  force(deploymentId: string, revisionId: string, to: 'next' | RevisionStatus): Revision | 'not_found' | 'finished' {
+    this.settle()
+    const deployment = this.#sql.anyTenant.get(deploymentId)
+    const row = deployment && this.#sql.revision.get(deployment.seq, revisionId)
+    if (!row) return 'not_found'
+    const status = to === 'next' ? nextStatus(anchorOf(row)) : to
+    if (status === null || isTerminal(row.status)) return 'finished'
+    const now = this.#clock.now()
+    const position = statusAt({ ...anchorOf(row), status, since: now }, now)
+    this.#sql.setStatus.run(position.status, position.since, position.nextAt, row.seq)
     return toRevision(this.#sql.revisionBySeq.get(row.seq)!)
   }
 

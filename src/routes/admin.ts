@@ -1,0 +1,126 @@
+// The emulator's own control plane under /_hangar: its clock, reset and state, and hands on the
+// revisions' progress. Everything the inspector page and test suites do goes through here.
+
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import type { EmulatorControls } from '../admin/controls.js'
+import type { Clock } from '../clock.js'
+import { ApiError } from '../errors.js'
+import { RevisionSpeed } from '../lifecycle/revisions.js'
+import { AnyDict, errorResponses, StringEnum, Uuid } from '../schemas/common.js'
+import { Revision, RevisionParams, DeploymentParams } from '../schemas/deployments.js'
+import type { DeploymentRepository } from '../store/deployments.js'
+import { StateError } from '../store/state.js'
+
+export interface AdminRoutesOptions {
+  clock: Clock
+  controls: EmulatorControls
+  deployments: DeploymentRepository
+}
+
+const tags = ['Emulator']
+const noContent = { 204: Type.Null({ description: 'Done' }) }
+
+const ClockState = Type.Object({ now: Type.String({ format: 'date-time' }), now_ms: Type.Number(), frozen: Type.Boolean() }, { title: 'ClockState' })
+const ClockChange = Type.Object({
+  action: StringEnum(['freeze', 'unfreeze', 'set', 'advance']),
+  /** For `set`: an ISO instant or epoch milliseconds. */
+  to: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Number()])),
+  /** For `advance`: milliseconds (negative goes back). */
+  ms: Type.Optional(Type.Number()),
+}, { title: 'ClockChange' })
+const ResetRequest = Type.Union([Type.Object({ workspace: Type.Optional(Uuid()) }), Type.Null()])
+const FORCEABLE = ['DEPLOYED', 'CREATE_FAILED', 'BUILD_FAILED', 'DEPLOY_FAILED', 'INTERRUPTED'] as const
+
+export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async (app, { clock, controls, deployments }) => {
+  const clockState = () => ({ now: new Date(clock.now()).toISOString(), now_ms: clock.now(), frozen: clock.frozen })
+
+  app.get('/clock', { schema: { tags, summary: 'Read the clock', response: { 200: ClockState } } }, async () => clockState())
+
+  app.post('/clock', {
+    schema: {
+      tags, summary: 'Freeze, unfreeze, set or advance the clock',
+      description: 'Everything that moves over time reads this clock: revisions, run delays, token expiry, OAuth waits.',
+      body: ClockChange, response: { 200: ClockState, ...errorResponses(400, 422) },
+    },
+  }, async (request) => {
+    const { action, to, ms } = request.body
+    if (action === 'freeze') clock.freeze()
+    else if (action === 'unfreeze') clock.unfreeze()
+    else if (action === 'set') {
+      const at = typeof to === 'number' ? to : to === undefined ? Number.NaN : Date.parse(to)
+      if (!Number.isFinite(at)) throw ApiError.badRequest('set needs "to": an ISO instant or epoch milliseconds.')
+      clock.set(at)
+    } else {
+      if (ms === undefined || !Number.isFinite(ms)) throw ApiError.badRequest('advance needs "ms": a number of milliseconds.')
+      clock.advance(ms)
+    }
+    return clockState()
+  })
+
+  app.post('/reset', {
+    schema: {
+      tags, summary: 'Reset everything, or one workspace, and seed the fixtures again',
+      description: 'Without a body: all data, faults and the request journal go, and the fixtures are seeded again. With {"workspace": id}: only that workspace\'s data.',
+      body: ResetRequest, response: { ...noContent, ...errorResponses(422) },
+    },
+  }, async (request, reply) => {
+    const workspace = request.body?.workspace
+    if (workspace) await controls.resetWorkspace(workspace)
+    else await controls.resetAll()
+    return reply.code(204).send(null)
+  })
+
+  app.get('/state', {
+    schema: { tags, summary: 'Export all state as JSON', response: { 200: AnyDict({ description: 'A hangar state document' }) } },
+  }, async () => controls.export() as unknown as Record<string, unknown>)
+
+  app.put('/state', {
+    schema: {
+      tags, summary: 'Replace all state with an exported document',
+      body: AnyDict({ description: 'A document GET /_hangar/state wrote' }), response: { ...noContent, ...errorResponses(400, 422) },
+    },
+  }, async (request, reply) => {
+    try {
+      await controls.import(request.body)
+    } catch (error) {
+      if (error instanceof StateError) throw ApiError.badRequest(error.message)
+      throw error
+    }
+    return reply.code(204).send(null)
+  })
+
+  app.post('/deployments/:deployment_id/speed', {
+    schema: {
+      tags, summary: 'Set how fast a deployment\'s revisions advance',
+      params: DeploymentParams, body: Type.Object({ speed: StringEnum(RevisionSpeed) }),
+      response: { 200: Type.Object({ deployment_id: Uuid(), speed: StringEnum(RevisionSpeed) }), ...errorResponses(404, 422) },
+    },
+  }, async (request) => {
+    const { deployment_id: id } = request.params
+    if (!deployments.setSpeed(id, request.body.speed)) throw ApiError.notFound(`Deployment ID ${id} not found.`)
+    return { deployment_id: id, speed: request.body.speed }
+  })
+
+  const force = (deploymentId: string, revisionId: string, to: Parameters<DeploymentRepository['force']>[2]) => {
+    const result = deployments.force(deploymentId, revisionId, to)
+    if (result === 'not_found') throw ApiError.notFound(`Revision ID ${revisionId} of deployment ${deploymentId} not found.`)
+    if (result === 'finished') throw ApiError.conflict(`Revision ID ${revisionId} has already finished.`)
+    return result
+  }
+
+  app.post('/deployments/:deployment_id/revisions/:revision_id/advance', {
+    schema: {
+      tags, summary: 'Move a revision one step on', params: RevisionParams,
+      response: { 200: Revision, ...errorResponses(404, 409, 422) },
+    },
+  }, async (request) => force(request.params.deployment_id, request.params.revision_id, 'next'))
+
+  app.post('/deployments/:deployment_id/revisions/:revision_id/status', {
+    schema: {
+      tags, summary: 'End a revision in a chosen status', params: RevisionParams,
+      body: Type.Object({ status: StringEnum(FORCEABLE) }),
+      response: { 200: Revision, ...errorResponses(404, 409, 422) },
+    },
+  }, async (request) => force(request.params.deployment_id, request.params.revision_id, request.body.status))
+}
