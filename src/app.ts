@@ -3,6 +3,7 @@ import cors from '@fastify/cors'
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { join } from 'node:path'
 import { createEngine } from './agent/engine.js'
+import { DEPLOYED_AGENT_PREFIX } from './agent/paths.js'
 import { RunManager } from './agent/runs.js'
 import { seedSystemAssistants } from './agent/system-assistants.js'
 import { adminAuth, agentServerAuth, controlPlaneAuth } from './auth.js'
@@ -10,7 +11,7 @@ import { EmulatorControls } from './admin/controls.js'
 import { adminRoutes } from './routes/admin.js'
 import { Clock } from './clock.js'
 import { defaultConfig, type Config } from './config.js'
-import { installErrorHandling } from './errors.js'
+import { ApiError, installErrorHandling } from './errors.js'
 import { loadFixtures, WorkspaceSeeder } from './fixtures.js'
 import { agentMetaRoutes } from './routes/agent-meta.js'
 import { assistantRoutes } from './routes/assistants.js'
@@ -73,6 +74,7 @@ export function buildApp(options: AppOptions = {}): App {
   app.decorate('config', config)
   app.decorateRequest('tenantId', '')
   app.decorateRequest('userId', '')
+  app.decorateRequest('agentScope', '')
   app.addHook('onClose', async () => closeDatabase(db))
 
   // The one error exit, FastAPI-style request validation and shared serializers precede every route.
@@ -103,7 +105,7 @@ export function buildApp(options: AppOptions = {}): App {
   const onWorkspace = (tenantId: string) => seeder.ensure(tenantId)
   const controlPlane: FastifyPluginAsyncTypebox = async (scope) => {
     scope.addHook('onRequest', controlPlaneAuth(config, { onWorkspace }))
-    scope.register(deploymentRoutes, { deployments, fixtures, listeners })
+    scope.register(deploymentRoutes, { deployments, fixtures, listeners, publicUrl: config.publicUrl })
     scope.register(listenerRoutes, { listeners, workspaces })
     scope.register(integrationRoutes, { fixtures })
   }
@@ -127,6 +129,8 @@ export function buildApp(options: AppOptions = {}): App {
   const assistants = new AssistantRepository(db, clock)
   const threads = new ThreadRepository(db, clock)
   const runs = new RunRepository(db, clock)
+  // Deployments' agent servers get their graphs' system assistants on first use (and again after a reset).
+  const seededScopes = new Set<string>()
   // What boot seeds, and reset seeds again: the fixture workspaces and the graphs' assistants.
   const seed = () => {
     seeder.seedAll(config.defaultTenant)
@@ -141,18 +145,42 @@ export function buildApp(options: AppOptions = {}): App {
   })
   manager.recover()
   app.addHook('preClose', async () => manager.stopAll())
-  app.register(agentMetaRoutes)
+  // One agent server's routes; which data they serve is the request's `agentScope`.
   const agentServer: FastifyPluginAsyncTypebox = async (scope) => {
-    scope.addHook('onRequest', agentServerAuth(config))
-    const common = { scope: '', engine }
-    scope.register(assistantRoutes, { ...common, assistants })
-    scope.register(threadRoutes, { ...common, threads, runs, manager })
-    scope.register(runRoutes, { ...common, assistants, threads, runs, manager, clock, heartbeatMs: config.heartbeatMs, publicUrl: config.publicUrl })
+    scope.register(agentMetaRoutes)
+    scope.register(async (gated) => {
+      gated.addHook('onRequest', agentServerAuth(config))
+      gated.register(assistantRoutes, { engine, assistants })
+      gated.register(threadRoutes, { engine, threads, runs, manager })
+      gated.register(runRoutes, { engine, assistants, threads, runs, manager, clock, heartbeatMs: config.heartbeatMs, publicUrl: config.publicUrl })
+    })
   }
+  // The agent server at the root paths, where a frontend developer points the SDK.
   app.register(agentServer)
+  // And the one each deployment serves once a revision of it is DEPLOYED: its response's `url`.
+  app.register(async (scope) => {
+    scope.addHook('onRequest', async (request) => {
+      const id = (request.params as { deployment_id: string }).deployment_id.toLowerCase()
+      const deployment = deployments.serving(id)
+      if (!deployment) throw ApiError.notFound(`Deployment ID ${id} not found.`)
+      if (deployment.status !== 'READY') {
+        throw new ApiError(503, `Deployment ID ${id} is not serving yet: no revision of it is DEPLOYED.`)
+      }
+      request.agentScope = id
+      if (!seededScopes.has(id)) {
+        seedSystemAssistants(assistants, engine, id)
+        seededScopes.add(id)
+      }
+    })
+    scope.register(systemRoutes)
+    await scope.register(agentServer)
+  }, { prefix: DEPLOYED_AGENT_PREFIX })
 
   // The emulator's own control plane.
-  const controls = new EmulatorControls({ db, manager, seed, forget: (tenantId) => seeder.forget(tenantId) })
+  const controls = new EmulatorControls({ db, manager, seed, forget: (tenantId) => {
+    seeder.forget(tenantId)
+    if (tenantId === undefined) seededScopes.clear()
+  } })
   app.register(async (scope) => {
     scope.addHook('onRequest', adminAuth(config))
     await scope.register(adminRoutes, { clock, controls, deployments })

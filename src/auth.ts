@@ -14,6 +14,11 @@ declare module 'fastify' {
     tenantId: string
     /** The user the request acts as: one per credential (see `callerId`). */
     userId: string
+    /**
+     * Whose agent server the request is served by: '' for the one at the root paths, else the id
+     * of the deployment under whose `/deployments/{id}/agent` prefix it came.
+     */
+    agentScope: string
   }
 }
 

@@ -16,8 +16,9 @@ t.test('creating a deployment answers 201 with the full record and its first rev
   t.equal(d.tenant_id, '00000000-0000-4000-8000-68616e676172')
   t.same(Object.keys(d), [
     'name', 'source', 'source_config', 'source_revision_config', 'secrets', 'secret_references',
-    'id', 'tenant_id', 'created_at', 'updated_at', 'status', 'latest_revision_id', 'active_revision_id', 'image_version',
-  ], 'every field, in the real service\'s order')
+    'id', 'tenant_id', 'created_at', 'updated_at', 'status', 'latest_revision_id', 'active_revision_id', 'image_version', 'url',
+  ], 'every field, in the real service\'s order (`url` is in the newer responses)')
+  t.equal(d.url, `http://localhost:80/deployments/${d.id}/agent`, 'where hangar serves its agent server, from the Host')
   t.same(Object.keys(d.source_config), [
     'integration_id', 'repo_url', 'deployment_type', 'build_on_push', 'custom_url', 'resource_spec',
     'listener_id', 'listener_config', 'install_command', 'build_command',

@@ -21,7 +21,6 @@ import type { Assistant as AssistantRecord, AssistantRepository } from '../store
 import { sortAndPage } from './agent-lists.js'
 
 export interface AssistantRoutesOptions {
-  scope: string
   assistants: AssistantRepository
   engine: GraphEngine
 }
@@ -29,8 +28,8 @@ export interface AssistantRoutesOptions {
 const tags = ['Assistants']
 export const assistantNotFound = () => ApiError.notFound('Assistant not found')
 
-export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRoutesOptions> = async (app, { scope, assistants, engine }) => {
-  const find = (idOrGraph: string): AssistantRecord => {
+export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRoutesOptions> = async (app, { assistants, engine }) => {
+  const find = (scope: string, idOrGraph: string): AssistantRecord => {
     const assistant = assistants.get(scope, resolveAssistantId(engine, idOrGraph))
     if (!assistant) throw assistantNotFound()
     return assistant
@@ -42,12 +41,12 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRoutesOptions> 
     const body = request.body
     if (!engine.info(body.graph_id)) throw ApiError.notFound(`Graph "${body.graph_id}" not found`)
     const id = body.assistant_id ?? randomUUID()
-    const existing = assistants.get(scope, id)
+    const existing = assistants.get(request.agentScope, id)
     if (existing) {
       if (body.if_exists === 'do_nothing') return existing
       throw ApiError.conflict('Assistant already exists')
     }
-    return assistants.create(scope, id, {
+    return assistants.create(request.agentScope, id, {
       graph_id: body.graph_id,
       name: body.name ?? 'Untitled',
       description: body.description ?? null,
@@ -61,7 +60,7 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRoutesOptions> 
     schema: { tags, summary: 'Search Assistants', body: AssistantSearch, response: { 200: Type.Array(Type.Unknown(), { description: 'Assistants (only the selected fields with select)' }), ...errorResponses(422) } },
   }, async (request, reply) => {
     const q = request.body ?? {}
-    const matches = assistants.list(scope, { graph_id: q.graph_id, name: q.name, metadata: q.metadata })
+    const matches = assistants.list(request.agentScope, { graph_id: q.graph_id, name: q.name, metadata: q.metadata })
     return sortAndPage(reply, matches, { sortBy: q.sort_by ?? 'created_at', order: q.sort_order ?? 'desc', limit: q.limit ?? 10, offset: q.offset ?? 0, select: q.select })
   })
 
@@ -69,20 +68,20 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRoutesOptions> 
     schema: { tags, summary: 'Count Assistants', body: AssistantCount, response: { 200: Type.Integer(), ...errorResponses(422) } },
   }, async (request) => {
     const q = request.body ?? {}
-    return assistants.list(scope, { graph_id: q.graph_id, name: q.name, metadata: q.metadata }).length
+    return assistants.list(request.agentScope, { graph_id: q.graph_id, name: q.name, metadata: q.metadata }).length
   })
 
   app.get('/assistants/:assistant_id', {
     schema: { tags, summary: 'Get Assistant', params: AssistantParams, response: { 200: Assistant, ...errorResponses(404, 422) } },
-  }, async (request) => find(request.params.assistant_id))
+  }, async (request) => find(request.agentScope, request.params.assistant_id))
 
   app.patch('/assistants/:assistant_id', {
     schema: { tags, summary: 'Patch Assistant', params: AssistantParams, body: AssistantPatch, response: { 200: Assistant, ...errorResponses(404, 422) } },
   }, async (request) => {
-    const current = find(request.params.assistant_id)
+    const current = find(request.agentScope, request.params.assistant_id)
     const body = request.body
     if (body.graph_id && !engine.info(body.graph_id)) throw ApiError.notFound(`Graph "${body.graph_id}" not found`)
-    return assistants.update(scope, current.assistant_id, {
+    return assistants.update(request.agentScope, current.assistant_id, {
       graph_id: body.graph_id ?? current.graph_id,
       name: body.name ?? current.name,
       description: body.description ?? current.description,
@@ -95,26 +94,26 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRoutesOptions> 
   app.delete('/assistants/:assistant_id', {
     schema: { tags, summary: 'Delete Assistant', params: AssistantParams, querystring: DeleteAssistantQuery, response: { 200: Type.Array(Type.String()), ...errorResponses(404, 422) } },
   }, async (request) => {
-    const { assistant_id: id } = find(request.params.assistant_id)
-    assistants.delete(scope, id)
+    const { assistant_id: id } = find(request.agentScope, request.params.assistant_id)
+    assistants.delete(request.agentScope, id)
     return [id]
   })
 
   app.get('/assistants/:assistant_id/graph', {
     schema: { tags, summary: 'Get Assistant Graph', params: AssistantParams, querystring: Type.Object({ xray: Type.Optional(Type.Unknown()) }), response: { 200: AnyDict(), ...errorResponses(404, 422) } },
-  }, async (request) => engine.info(find(request.params.assistant_id).graph_id)?.drawable ?? { nodes: [], edges: [] })
+  }, async (request) => engine.info(find(request.agentScope, request.params.assistant_id).graph_id)?.drawable ?? { nodes: [], edges: [] })
 
   app.get('/assistants/:assistant_id/schemas', {
     schema: { tags, summary: 'Get Assistant Schemas', params: AssistantParams, response: { 200: AnyDict(), ...errorResponses(404, 422) } },
   }, async (request) => {
-    const { graph_id } = find(request.params.assistant_id)
+    const { graph_id } = find(request.agentScope, request.params.assistant_id)
     return engine.info(graph_id)?.schemas ?? { graph_id }
   })
 
   app.get('/assistants/:assistant_id/subgraphs', {
     schema: { tags, summary: 'Get Assistant Subgraphs', params: AssistantParams, response: { 200: AnyDict(), ...errorResponses(404, 422) } },
   }, async (request) => {
-    find(request.params.assistant_id)
+    find(request.agentScope, request.params.assistant_id)
     return {}
   })
 
@@ -122,7 +121,7 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRoutesOptions> 
     schema: { tags, summary: 'Get Assistant Versions', params: AssistantParams, body: AssistantVersionsQuery, response: { 200: Type.Array(AssistantVersion), ...errorResponses(404, 422) } },
   }, async (request) => {
     const q = request.body ?? {}
-    const versions = assistants.versions(scope, resolveAssistantId(engine, request.params.assistant_id))
+    const versions = assistants.versions(request.agentScope, resolveAssistantId(engine, request.params.assistant_id))
     if (!versions) throw ApiError.notFound(`Assistant "${request.params.assistant_id}" not found.`)
     const offset = q.offset ?? 0
     return versions.filter((v) => !q.metadata || Object.entries(q.metadata).every(([k, val]) => JSON.stringify(v.metadata[k]) === JSON.stringify(val)))
@@ -132,8 +131,8 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRoutesOptions> 
   app.post('/assistants/:assistant_id/latest', {
     schema: { tags, summary: 'Set Latest Assistant Version', params: AssistantParams, body: SetLatest, response: { 200: Assistant, ...errorResponses(404, 422) } },
   }, async (request) => {
-    const { assistant_id: id } = find(request.params.assistant_id)
-    const updated = assistants.setLatest(scope, id, request.body.version)
+    const { assistant_id: id } = find(request.agentScope, request.params.assistant_id)
+    const updated = assistants.setLatest(request.agentScope, id, request.body.version)
     if (!updated) throw ApiError.notFound('Assistant version not found')
     return updated
   })

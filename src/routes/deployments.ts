@@ -1,5 +1,8 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
+import { DEPLOYED_AGENT_PREFIX } from '../agent/paths.js'
+import { publicBase } from '../public-url.js'
 import { ApiError } from '../errors.js'
 import { commitShaFor, planCreate, planPatch } from '../domain/deployments.js'
 import { errorResponses } from '../schemas/common.js'
@@ -27,6 +30,8 @@ export interface DeploymentRoutesOptions {
   deployments: DeploymentRepository
   fixtures: Fixtures
   listeners: ListenerRepository
+  /** HANGAR_PUBLIC_URL: the base of each deployment's `url` when set (else the request's own). */
+  publicUrl: string
 }
 
 const tags = ['Deployments (v2)']
@@ -36,7 +41,12 @@ const csv = (value: string | null | undefined) =>
   value == null ? null : value.split(',').map((item) => item.trim()).filter((item) => item !== '')
 
 /** Deployments (v2): every operation of the tag, plus revision create and interrupt from the newer docs. */
-export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions> = async (app, { deployments, fixtures, listeners }) => {
+export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions> = async (app, { deployments, fixtures, listeners, publicUrl }) => {
+  /** A deployment as responses show it: with the `url` of the agent server hangar serves for it. */
+  const present = (request: FastifyRequest, deployment: Deployment): Deployment => ({
+    ...deployment,
+    url: `${publicBase(request, publicUrl)}${DEPLOYED_AGENT_PREFIX.replace(':deployment_id', deployment.id)}`,
+  })
   /** Why a revision lookup found nothing: its deployment or only the revision is missing. */
   const missingRevision = (tenantId: string, id: string, rid: string) =>
     deployments.get(tenantId, id) ? revisionNotFound(rid) : deploymentNotFound(id)
@@ -59,7 +69,7 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions
       tagValueIds: csv(q.tag_value_ids),
     }
     const resources = deployments.list(request.tenantId, filter, q.limit!, q.offset!)
-    return { resources, offset: q.offset! + resources.length }
+    return { resources: resources.map((deployment) => present(request, deployment)), offset: q.offset! + resources.length }
   })
 
   app.post('/v2/deployments', {
@@ -86,7 +96,7 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions
       secrets: body.secrets,
       secretReferences: body.secret_references ?? null,
     }, revision)
-    return reply.code(201).send(created)
+    return reply.code(201).send(present(request, created))
   })
 
   app.delete('/v2/deployments', {
@@ -112,7 +122,7 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions
     const { deployment_id: id } = request.params
     const deployment = deployments.get(request.tenantId, id)
     if (!deployment) throw deploymentNotFound(id)
-    return deployment
+    return present(request, deployment)
   })
 
   app.patch('/v2/deployments/:deployment_id', {
@@ -126,7 +136,7 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions
     const { deployment_id: id } = request.params
     const current = deployments.get(request.tenantId, id)
     if (!current) throw deploymentNotFound(id)
-    return deployments.update(request.tenantId, id, planPatch(current, request.body))
+    return present(request, deployments.update(request.tenantId, id, planPatch(current, request.body)))
   })
 
   app.delete('/v2/deployments/:deployment_id', {
@@ -200,7 +210,7 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions
     const revision = deployments.revision(request.tenantId, id, rid)
     if (!revision) throw missingRevision(request.tenantId, id, rid)
     deployments.addRevision(request.tenantId, id, { source: revision.source, config: revision.source_revision_config })
-    return deployments.get(request.tenantId, id)
+    return present(request, deployments.get(request.tenantId, id)!)
   })
 
   app.post('/v2/deployments/:deployment_id/revisions/:revision_id/interrupt', {

@@ -18,7 +18,6 @@ import { publicBase } from '../public-url.js'
 import { threadNotFound } from './threads.js'
 
 export interface RunRoutesOptions {
-  scope: string
   assistants: AssistantRepository
   threads: ThreadRepository
   runs: RunRepository
@@ -49,9 +48,9 @@ function headerConfig(request: FastifyRequest): Record<string, string> {
 }
 
 export const runRoutes: FastifyPluginAsyncTypebox<RunRoutesOptions> = async (app, options) => {
-  const { scope, assistants, threads, runs, engine, manager, clock } = options
+  const { assistants, threads, runs, engine, manager, clock } = options
 
-  const findThread = (id: string) => {
+  const findThread = (scope: string, id: string) => {
     const thread = threads.get(scope, id)
     if (!thread) throw threadNotFound(id)
     return thread
@@ -64,6 +63,7 @@ export const runRoutes: FastifyPluginAsyncTypebox<RunRoutesOptions> = async (app
 
   /** Creates a run from a RunCreate body on a thread (`null`: a stateless run on a temporary thread). */
   const createRun = (request: FastifyRequest, threadId: string | null, body: RunCreate): RunRecord => {
+    const scope = request.agentScope
     const assistant = assistants.get(scope, resolveAssistantId(engine, body.assistant_id))
     if (!assistant) {
       throw ApiError.notFound(`No assistant found for "${body.assistant_id}". Make sure the assistant ID is for a valid assistant or a valid graph ID.`)
@@ -155,19 +155,19 @@ export const runRoutes: FastifyPluginAsyncTypebox<RunRoutesOptions> = async (app
   app.get('/threads/:thread_id/runs', {
     schema: { tags, summary: 'List Runs', params: ThreadParams, querystring: RunListQuery, response: { 200: Type.Array(Run), ...errorResponses(404, 422) } },
   }, async (request) => {
-    const thread = findThread(request.params.thread_id)
+    const thread = findThread(request.agentScope, request.params.thread_id)
     const q = request.query
     return runs.list(thread.seq, { status: q.status, limit: q.limit ?? 10, offset: q.offset ?? 0 }).map(presentRun)
   })
 
   app.get('/threads/:thread_id/runs/:run_id', {
     schema: { tags, summary: 'Get Run', params: RunParams, response: { 200: Run, ...errorResponses(404, 422) } },
-  }, async (request) => presentRun(findRun(findThread(request.params.thread_id), request.params.run_id)))
+  }, async (request) => presentRun(findRun(findThread(request.agentScope, request.params.thread_id), request.params.run_id)))
 
   app.delete('/threads/:thread_id/runs/:run_id', {
     schema: { tags, summary: 'Delete Run', params: RunParams, response: { 204: noContent[204], ...errorResponses(404, 422) } },
   }, async (request, reply) => {
-    const run = findRun(findThread(request.params.thread_id), request.params.run_id)
+    const run = findRun(findThread(request.agentScope, request.params.thread_id), request.params.run_id)
     manager.cancel(run, 'rollback')
     await manager.join(run)
     if (runs.bySeq(run.seq)) runs.delete(run)
@@ -176,7 +176,7 @@ export const runRoutes: FastifyPluginAsyncTypebox<RunRoutesOptions> = async (app
 
   app.get('/threads/:thread_id/runs/:run_id/join', {
     schema: { tags, summary: 'Join Run', params: RunParams, response: { 200: AnyDict(), ...errorResponses(404, 422) } },
-  }, async (request) => (await manager.join(findRun(findThread(request.params.thread_id), request.params.run_id))) as Record<string, unknown>)
+  }, async (request) => (await manager.join(findRun(findThread(request.agentScope, request.params.thread_id), request.params.run_id))) as Record<string, unknown>)
 
   app.get('/threads/:thread_id/runs/:run_id/stream', {
     schema: {
@@ -184,7 +184,7 @@ export const runRoutes: FastifyPluginAsyncTypebox<RunRoutesOptions> = async (app
       response: { 200: SseResponse, ...errorResponses(404, 422) },
     },
   }, async (request, reply) => {
-    const run = findRun(findThread(request.params.thread_id), request.params.run_id)
+    const run = findRun(findThread(request.agentScope, request.params.thread_id), request.params.run_id)
     // Validated as an integer (>= -1) by the route's header schema.
     const header = request.headers['last-event-id']
     const lastEventId = typeof header === 'string' ? Number(header) : undefined
@@ -196,7 +196,7 @@ export const runRoutes: FastifyPluginAsyncTypebox<RunRoutesOptions> = async (app
   app.post('/threads/:thread_id/runs/:run_id/cancel', {
     schema: { tags, summary: 'Cancel Run', params: RunParams, querystring: CancelQuery, response: { ...noContent, ...errorResponses(404, 422) } },
   }, async (request, reply) => {
-    const run = findRun(findThread(request.params.thread_id), request.params.run_id)
+    const run = findRun(findThread(request.agentScope, request.params.thread_id), request.params.run_id)
     manager.cancel(run, request.query.action ?? 'interrupt')
     if (!request.query.wait) return reply.code(202).send(null)
     await manager.join(run)

@@ -27,7 +27,6 @@ import { contains, type Checkpoint, type Thread as ThreadRecord, type ThreadRepo
 import { sortAndPage } from './agent-lists.js'
 
 export interface ThreadRoutesOptions {
-  scope: string
   threads: ThreadRepository
   runs: RunRepository
   engine: GraphEngine
@@ -67,8 +66,8 @@ export function presentState(threadId: string, checkpoint: Checkpoint | undefine
 }
 
 export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = async (app, options) => {
-  const { scope, threads, runs, engine, manager } = options
-  const find = (id: string) => {
+  const { threads, runs, engine, manager } = options
+  const find = (scope: string, id: string) => {
     const thread = threads.get(scope, id)
     if (!thread) throw threadNotFound(id)
     return thread
@@ -100,12 +99,12 @@ export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = asyn
   }, async (request) => {
     const body = request.body ?? {}
     const id = body.thread_id ?? randomUUID()
-    const existing = threads.get(scope, id)
+    const existing = threads.get(request.agentScope, id)
     if (existing) {
       if (body.if_exists === 'do_nothing') return presentThread(existing)
       throw ApiError.conflict('Thread already exists')
     }
-    const thread = threads.create(scope, id, body.metadata ?? {})
+    const thread = threads.create(request.agentScope, id, body.metadata ?? {})
     for (const superstep of body.supersteps ?? []) {
       for (const update of superstep.updates) applyUpdate(threads.bySeq(thread.seq)!, update.values ?? update.command?.update ?? null, update.as_node)
     }
@@ -116,7 +115,7 @@ export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = asyn
     schema: { tags, summary: 'Search Threads', body: ThreadSearch, response: { 200: Type.Array(Type.Unknown(), { description: 'Threads (only the selected fields with select)' }), ...errorResponses(422) } },
   }, async (request, reply) => {
     const q = request.body ?? {}
-    const matches = threads.search(scope, { ids: q.ids, metadata: q.metadata, values: q.values, status: q.status }).map(presentThread)
+    const matches = threads.search(request.agentScope, { ids: q.ids, metadata: q.metadata, values: q.values, status: q.status }).map(presentThread)
     return sortAndPage(reply, matches, { sortBy: q.sort_by ?? 'created_at', order: q.sort_order ?? 'desc', limit: q.limit ?? 10, offset: q.offset ?? 0, select: q.select })
   })
 
@@ -124,21 +123,21 @@ export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = asyn
     schema: { tags, summary: 'Count Threads', body: ThreadCount, response: { 200: Type.Integer(), ...errorResponses(422) } },
   }, async (request) => {
     const q = request.body ?? {}
-    return threads.search(scope, { metadata: q.metadata, values: q.values, status: q.status }).length
+    return threads.search(request.agentScope, { metadata: q.metadata, values: q.values, status: q.status }).length
   })
 
   app.get('/threads/:thread_id', {
     schema: { tags, summary: 'Get Thread', params: ThreadParams, response: { 200: Thread, ...errorResponses(404, 422) } },
-  }, async (request) => presentThread(find(request.params.thread_id)))
+  }, async (request) => presentThread(find(request.agentScope, request.params.thread_id)))
 
   app.patch('/threads/:thread_id', {
     schema: { tags, summary: 'Patch Thread', params: ThreadParams, body: ThreadPatch, response: { 200: Thread, ...errorResponses(404, 422) } },
-  }, async (request) => presentThread(threads.patchMetadata(find(request.params.thread_id), request.body.metadata)))
+  }, async (request) => presentThread(threads.patchMetadata(find(request.agentScope, request.params.thread_id), request.body.metadata)))
 
   app.delete('/threads/:thread_id', {
     schema: { tags, summary: 'Delete Thread', params: ThreadParams, response: { ...noContent, ...errorResponses(404, 422) } },
   }, async (request, reply) => {
-    const thread = find(request.params.thread_id)
+    const thread = find(request.agentScope, request.params.thread_id)
     await manager.cancelThread(thread)
     threads.delete(thread)
     return reply.code(204).send(null)
@@ -147,23 +146,23 @@ export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = asyn
   app.post('/threads/:thread_id/copy', {
     schema: { tags, summary: 'Copy Thread', params: ThreadParams, response: { 200: Thread, ...errorResponses(404, 422) } },
   }, async (request) => {
-    const source = find(request.params.thread_id)
+    const source = find(request.agentScope, request.params.thread_id)
     const id = randomUUID()
-    const copy = threads.copy(scope, source, id)
+    const copy = threads.copy(request.agentScope, source, id)
     return presentThread(threads.patchMetadata(copy, { thread_id: id }))
   })
 
   app.get('/threads/:thread_id/state', {
     schema: { tags, summary: 'Get Thread State', params: ThreadParams, querystring: SubgraphsQuery, response: { 200: ThreadState, ...errorResponses(404, 422) } },
   }, async (request) => {
-    const thread = find(request.params.thread_id)
+    const thread = find(request.agentScope, request.params.thread_id)
     return presentState(thread.thread_id, threads.latestCheckpoint(thread))
   })
 
   app.post('/threads/:thread_id/state', {
     schema: { tags, summary: 'Update Thread State', params: ThreadParams, body: StateUpdate, response: { 200: StateUpdateResult, ...errorResponses(400, 404, 409, 422) } },
   }, async (request) => {
-    const thread = find(request.params.thread_id)
+    const thread = find(request.agentScope, request.params.thread_id)
     if (runs.active(thread.seq).length > 0) throw ApiError.conflict('Thread is busy')
     const checkpoint = applyUpdate(thread, request.body.values ?? null, request.body.as_node ?? null)
     return { checkpoint: { thread_id: thread.thread_id, checkpoint_ns: '', checkpoint_id: checkpoint.checkpoint_id } }
@@ -172,7 +171,7 @@ export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = asyn
   app.get('/threads/:thread_id/state/:checkpoint_id', {
     schema: { tags, summary: 'Get Thread State At Checkpoint', params: CheckpointParams, querystring: SubgraphsQuery, response: { 200: ThreadState, ...errorResponses(404, 422) } },
   }, async (request) => {
-    const thread = find(request.params.thread_id)
+    const thread = find(request.agentScope, request.params.thread_id)
     const checkpoint = threads.checkpoint(thread, request.params.checkpoint_id)
     if (!checkpoint) throw ApiError.notFound(`Checkpoint ${request.params.checkpoint_id} not found`)
     return presentState(thread.thread_id, checkpoint)
@@ -181,7 +180,7 @@ export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = asyn
   app.post('/threads/:thread_id/state/checkpoint', {
     schema: { tags, summary: 'Get Thread State At Checkpoint Post', params: ThreadParams, body: StateCheckpointQuery, response: { 200: ThreadState, ...errorResponses(404, 422) } },
   }, async (request) => {
-    const thread = find(request.params.thread_id)
+    const thread = find(request.agentScope, request.params.thread_id)
     const wanted = request.body.checkpoint?.checkpoint_id
     const checkpoint = typeof wanted === 'string' ? threads.checkpoint(thread, wanted) : threads.latestCheckpoint(thread)
     if (!checkpoint && typeof wanted === 'string') throw ApiError.notFound(`Checkpoint ${wanted} not found`)
@@ -204,10 +203,10 @@ export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = asyn
     schema: { tags, summary: 'Get Thread History Post', params: ThreadParams, body: HistoryRequest, response: { 200: Type.Array(ThreadState), ...errorResponses(404, 422) } },
   }, async (request) => {
     const body = request.body ?? {}
-    return history(find(request.params.thread_id), { limit: body.limit ?? 10, before: body.before, metadata: body.metadata })
+    return history(find(request.agentScope, request.params.thread_id), { limit: body.limit ?? 10, before: body.before, metadata: body.metadata })
   })
 
   app.get('/threads/:thread_id/history', {
     schema: { tags, summary: 'Get Thread History', params: ThreadParams, querystring: HistoryQuery, response: { 200: Type.Array(ThreadState), ...errorResponses(404, 422) } },
-  }, async (request) => history(find(request.params.thread_id), { limit: request.query.limit ?? 10, before: request.query.before }))
+  }, async (request) => history(find(request.agentScope, request.params.thread_id), { limit: request.query.limit ?? 10, before: request.query.before }))
 }

@@ -209,6 +209,7 @@ export const Deployment = Type.Object(
     latest_revision_id: Nullable(Uuid()),
     active_revision_id: Nullable(Uuid()),
     image_version: Nullable(Type.String()),
+    url: Type.Optional(Type.String({ description: 'Where the deployment\'s agent server answers (hangar serves it once a revision is DEPLOYED).' })),
   },
   { title: 'Deployment' },
 )

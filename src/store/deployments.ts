@@ -331,6 +331,13 @@ export class DeploymentRepository {
     return toRevision(this.#sql.revisionBySeq.get(row.seq)!)
   }
 
+  /** A deployment of any workspace, as it is now (its agent server is addressed by deployment id alone). */
+  serving(deploymentId: string): Deployment | undefined {
+    this.settle()
+    const row = this.#sql.anyTenant.get(deploymentId)
+    return row && toDeployment(row)
+  }
+
   /** The workspace a deployment belongs to (the admin API addresses deployments by id alone). */
   tenantOf(deploymentId: string): string | undefined {
     return this.#sql.anyTenant.get(deploymentId)?.tenant_id
