@@ -1,4 +1,5 @@
 // The in-process API: what a test suite imports to run hangar inside its own process.
+export { startHangar, waitForRevision, type HangarTarget, type RunningHangar, type StartOptions, type WaitOptions } from './embed.js'
 export { buildApp, type App, type AppOptions } from './app.js'
 export { Clock } from './clock.js'
 export { defaultConfig, loadConfig, type Config } from './config.js'
