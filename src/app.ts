@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import cors from '@fastify/cors'
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { createEngine } from './agent/engine.js'
 import { DEPLOYED_AGENT_PREFIX } from './agent/paths.js'
@@ -8,6 +9,10 @@ import { RunManager } from './agent/runs.js'
 import { seedSystemAssistants } from './agent/system-assistants.js'
 import { adminAuth, agentServerAuth, controlPlaneAuth } from './auth.js'
 import { EmulatorControls } from './admin/controls.js'
+import { FaultInjector, installFaults } from './admin/faults.js'
+import { installJournal, isHangarOwnPath, RequestJournal } from './admin/journal.js'
+import { adminFaultRoutes } from './routes/admin-faults.js'
+import { adminRequestRoutes } from './routes/admin-requests.js'
 import { adminRoutes } from './routes/admin.js'
 import { Clock } from './clock.js'
 import { defaultConfig, type Config } from './config.js'
@@ -27,7 +32,7 @@ import { deploymentRoutes } from './routes/deployments.js'
 import { integrationRoutes } from './routes/integrations.js'
 import { listenerRoutes } from './routes/listeners.js'
 import { oauthCallbackRoutes, oauthConsentRoutes } from './routes/oauth-browser.js'
-import { openapiDocument, openapiRoute } from './routes/openapi.js'
+import { leaveOutOfDocs, openapiDocument, openapiRoute } from './routes/openapi.js'
 import { systemRoutes } from './routes/system.js'
 import { installSerialization } from './serialization.js'
 import { closeDatabase, openDatabase } from './store/db.js'
@@ -49,13 +54,29 @@ export interface AppOptions {
   clock?: Clock
 }
 
-export type App = FastifyInstance & { readonly clock: Clock; readonly config: Config }
+/** What an in-process test can read or steer directly (the same objects the admin API serves). */
+export interface EmulatorParts {
+  readonly journal: RequestJournal
+  readonly faults: FaultInjector
+}
+
+export type App = FastifyInstance & { readonly clock: Clock; readonly config: Config; readonly emulator: EmulatorParts }
 
 /** The control plane, served at the root and again under `/api-host` (self-hosted installs). */
 const CONTROL_PLANE_PREFIXES = ['', '/api-host']
 
+/** Log lines go out as JSON (for machines), or pretty-printed for a person at a terminal. */
+function logStream(format: Config['logFormat']): NodeJS.WritableStream | undefined {
+  const pretty = format === 'pretty' || (format === 'auto' && process.stdout.isTTY === true)
+  if (!pretty) return undefined
+  // Loaded only when used: it is not needed (nor its start-up cost paid) for JSON logs.
+  const build = createRequire(import.meta.url)('pino-pretty') as (options: object) => NodeJS.WritableStream
+  return build({ sync: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' })
+}
+
 /** Builds hangar: this function is the route table. Call `ready()` or `listen()` on the result. */
 export function buildApp(options: AppOptions = {}): App {
+  const startedAt = Date.now()
   const config: Config = { ...defaultConfig(), ...options.config }
   const clock = options.clock ?? Clock.system()
   const db = openDatabase(config.db)
@@ -64,7 +85,8 @@ export function buildApp(options: AppOptions = {}): App {
     logger: {
       level: config.logLevel,
       // Fastify's request serializer logs no headers; should one ever be logged, credentials are hidden.
-      redact: ['req.headers["x-api-key"]', 'req.headers.authorization'],
+      redact: ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers["x-hangar-admin-token"]', 'req.headers.cookie'],
+      stream: logStream(config.logFormat),
     },
     bodyLimit: config.bodyLimit,
     exposeHeadRoutes: false,
@@ -81,13 +103,21 @@ export function buildApp(options: AppOptions = {}): App {
   installErrorHandling(app)
   installRequestValidation(app)
   installSerialization(app)
-  // Browsers on any origin may call hangar (token URLs, streams) and read the headers clients use.
-  app.register(cors, {
-    origin: '*',
-    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
-    allowedHeaders: ['content-type', 'x-api-key', 'x-tenant-id', 'authorization', 'last-event-id'],
-    exposedHeaders: ['content-location', 'location', 'x-pagination-total', 'x-pagination-next'],
-  })
+  // The request journal and faults see every request to the emulated services, never hangar's own paths.
+  const journal = new RequestJournal(config.journalSize)
+  const faults = new FaultInjector(clock)
+  installJournal(app, journal, clock, { exclude: isHangarOwnPath })
+  installFaults(app, faults, clock, { exclude: isHangarOwnPath })
+  app.decorate('emulator', { journal, faults } satisfies EmulatorParts)
+  // Browsers may call hangar (token URLs, streams) from the configured origins and read the headers clients use.
+  if (!config.corsOrigins.includes('none')) {
+    app.register(cors, {
+      origin: config.corsOrigins.includes('*') ? '*' : config.corsOrigins,
+      methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+      allowedHeaders: ['content-type', 'x-api-key', 'x-tenant-id', 'authorization', 'last-event-id', 'x-hangar-admin-token'],
+      exposedHeaders: ['content-location', 'location', 'x-pagination-total', 'x-pagination-next'],
+    })
+  }
 
   const fixtures = loadFixtures(config.fixtures)
   const workspaces = new WorkspaceRepository(db)
@@ -117,10 +147,13 @@ export function buildApp(options: AppOptions = {}): App {
     scope.register(authTokenRoutes, { tokens })
   }
   for (const prefix of CONTROL_PLANE_PREFIXES) {
-    app.register(controlPlane, { prefix })
-    app.register(authService, { prefix })
-    // Where a browser lands from the provider: no credentials, the OAuth state authorizes.
-    app.register(oauthCallbackRoutes, { prefix, flows })
+    app.register(async (copy) => {
+      if (prefix !== '') leaveOutOfDocs(copy)
+      copy.register(controlPlane)
+      copy.register(authService)
+      // Where a browser lands from the provider: no credentials, the OAuth state authorizes.
+      copy.register(oauthCallbackRoutes, { flows })
+    }, { prefix })
   }
   app.register(oauthConsentRoutes, { flows })
 
@@ -147,18 +180,19 @@ export function buildApp(options: AppOptions = {}): App {
   app.addHook('preClose', async () => manager.stopAll())
   // One agent server's routes; which data they serve is the request's `agentScope`.
   const agentServer: FastifyPluginAsyncTypebox = async (scope) => {
-    scope.register(agentMetaRoutes)
+    scope.register(agentMetaRoutes, { config, startedAt })
     scope.register(async (gated) => {
       gated.addHook('onRequest', agentServerAuth(config))
       gated.register(assistantRoutes, { engine, assistants })
       gated.register(threadRoutes, { engine, threads, runs, manager })
-      gated.register(runRoutes, { engine, assistants, threads, runs, manager, clock, heartbeatMs: config.heartbeatMs, publicUrl: config.publicUrl })
+      gated.register(runRoutes, { engine, assistants, threads, runs, manager, clock, heartbeatMs: config.heartbeatMs, publicUrl: config.publicUrl, dropAfter: (request) => faults.dropAfter(request) })
     })
   }
   // The agent server at the root paths, where a frontend developer points the SDK.
   app.register(agentServer)
   // And the one each deployment serves once a revision of it is DEPLOYED: its response's `url`.
   app.register(async (scope) => {
+    leaveOutOfDocs(scope)
     scope.addHook('onRequest', async (request) => {
       const id = (request.params as { deployment_id: string }).deployment_id.toLowerCase()
       const deployment = deployments.serving(id)
@@ -177,22 +211,27 @@ export function buildApp(options: AppOptions = {}): App {
   }, { prefix: DEPLOYED_AGENT_PREFIX })
 
   // The emulator's own control plane.
-  const controls = new EmulatorControls({ db, manager, seed, forget: (tenantId) => {
+  const controls = new EmulatorControls({ db, manager, seed, onFullReset: () => { faults.clear(); journal.clear() }, forget: (tenantId) => {
     seeder.forget(tenantId)
     if (tenantId === undefined) seededScopes.clear()
   } })
   app.register(async (scope) => {
     scope.addHook('onRequest', adminAuth(config))
     await scope.register(adminRoutes, { clock, controls, deployments })
+    await scope.register(adminRequestRoutes, { journal })
+    await scope.register(adminFaultRoutes, { faults })
   }, { prefix: '/_hangar' })
 
   // Feedback on runs, as the tracing service serves it, at /api/v1 and (for its SDKs) without it.
   const feedbackOptions = { feedback, runs, threads, clock, ttlSeconds: config.feedbackTtl, publicUrl: config.publicUrl }
   for (const prefix of ['/api/v1', '']) {
-    app.register(feedbackTokenRoutes, { prefix, ...feedbackOptions })
-    app.register(async (scope) => {
-      scope.addHook('onRequest', controlPlaneAuth(config))
-      await scope.register(tracingRoutes, feedbackOptions)
+    app.register(async (copy) => {
+      if (prefix === '') leaveOutOfDocs(copy)
+      copy.register(feedbackTokenRoutes, feedbackOptions)
+      copy.register(async (scope) => {
+        scope.addHook('onRequest', controlPlaneAuth(config))
+        await scope.register(tracingRoutes, feedbackOptions)
+      })
     }, { prefix })
   }
 

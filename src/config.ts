@@ -26,6 +26,11 @@ export const Config = Type.Object({
   /** Seconds a feedback token stays valid. */
   feedbackTtl: Type.Integer({ minimum: 1 }),
   adminToken: Type.String(),
+  /** Requests the journal keeps (the oldest go first). */
+  journalSize: Type.Integer({ minimum: 0 }),
+  /** Origins browsers may call hangar from: `*` (any), exact origins, or none (no CORS headers). */
+  corsOrigins: Type.Array(Type.String({ minLength: 1 })),
+  logFormat: StringEnum(['auto', 'json', 'pretty']),
 })
 export type Config = Static<typeof Config>
 
@@ -43,6 +48,8 @@ interface Setting {
   kind: Kind
   default: Config[keyof Config]
   help: string
+  /** Shown as hidden wherever settings are shown (`GET /info`). */
+  secret?: boolean
 }
 
 /** The settings table: the single place that names every setting, its env var, flag and default. */
@@ -50,7 +57,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'port', env: 'PORT', flag: 'port', kind: 'integer', default: 8123, help: 'TCP port; 0 picks a free one' },
   { key: 'host', env: 'HOST', flag: 'host', kind: 'string', default: '127.0.0.1', help: 'interface to listen on (0.0.0.0 for all)' },
   { key: 'db', env: 'HANGAR_DB', flag: 'db', kind: 'string', default: './.hangar/hangar.db', help: 'SQLite file (directory created on demand) or :memory:' },
-  { key: 'apiKeys', env: 'HANGAR_API_KEYS', flag: 'api-keys', kind: 'list', default: [], help: 'comma-separated accepted API keys; empty accepts any non-empty key' },
+  { key: 'apiKeys', env: 'HANGAR_API_KEYS', flag: 'api-keys', kind: 'list', default: [], secret: true, help: 'comma-separated accepted API keys; empty accepts any non-empty key' },
   { key: 'defaultTenant', env: 'HANGAR_DEFAULT_TENANT', flag: 'default-tenant', kind: 'string', default: DEFAULT_TENANT, help: 'workspace used when a request has no X-Tenant-Id' },
   { key: 'requireTenant', env: 'HANGAR_REQUIRE_TENANT', flag: 'require-tenant', kind: 'boolean', default: false, help: 'answer 403 "requires workspace specification" without X-Tenant-Id' },
   { key: 'revisionSpeed', env: 'HANGAR_REVISION_SPEED', flag: 'speed', kind: 'string', default: 'fast', help: `how revisions advance: ${RevisionSpeed.join(', ')}` },
@@ -63,8 +70,11 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'auth', env: 'HANGAR_AUTH', flag: 'auth', kind: 'string', default: 'on', help: 'off: accept requests without credentials everywhere' },
   { key: 'heartbeatMs', env: 'HANGAR_HEARTBEAT_MS', flag: 'heartbeat-ms', kind: 'integer', default: 5000, help: 'interval of ": heartbeat" comments on event streams (0: none)' },
   { key: 'sseEndEvent', env: 'HANGAR_SSE_END_EVENT', flag: 'sse-end-event', kind: 'boolean', default: false, help: 'end each run stream with an "end" event' },
-  { key: 'adminToken', env: 'HANGAR_ADMIN_TOKEN', flag: 'admin-token', kind: 'string', default: '', help: 'when set, the /_hangar admin API requires it (X-Hangar-Admin-Token or Bearer)' },
+  { key: 'adminToken', env: 'HANGAR_ADMIN_TOKEN', flag: 'admin-token', kind: 'string', default: '', secret: true, help: 'when set, the /_hangar admin API requires it (X-Hangar-Admin-Token or Bearer)' },
   { key: 'feedbackTtl', env: 'HANGAR_FEEDBACK_TTL', flag: 'feedback-ttl', kind: 'duration', default: 3 * 3600, help: 'lifetime of feedback tokens: 3h, 90m, 600s or seconds' },
+  { key: 'journalSize', env: 'HANGAR_JOURNAL_SIZE', flag: 'journal-size', kind: 'integer', default: 1000, help: 'requests kept by the request journal (GET /_hangar/requests); 0 keeps none' },
+  { key: 'corsOrigins', env: 'HANGAR_CORS_ORIGINS', flag: 'cors-origins', kind: 'list', default: ['*'], help: 'origins browsers may call from: * for any, or a comma-separated list; "none" sends no CORS headers' },
+  { key: 'logFormat', env: 'HANGAR_LOG_FORMAT', flag: 'log-format', kind: 'string', default: 'auto', help: 'json, pretty, or auto: pretty on a terminal, JSON otherwise' },
 ]
 
 export class ConfigError extends Error {}
@@ -147,6 +157,17 @@ function describe(s: Setting, schema: TSchema): string {
   if (schema.format === 'uuid') return 'expected a UUID'
   return 'expected a non-empty value'
 }
+
+/**
+ * The effective settings by environment variable, as `GET /info` shows them: secrets (API keys,
+ * the admin token) are replaced by `<hidden>` when set, so their presence shows but not their value.
+ */
+export function visibleSettings(config: Config): Record<string, unknown> {
+  const hide = (value: unknown): unknown =>
+    Array.isArray(value) ? value.map(() => HIDDEN) : value === '' ? value : HIDDEN
+  return Object.fromEntries(SETTINGS.map((s) => [s.env, s.secret ? hide(config[s.key]) : config[s.key]]))
+}
+const HIDDEN = '<hidden>'
 
 /** The `--help` text: every setting with its flag, environment variable and default. */
 export function helpText(): string {

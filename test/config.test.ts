@@ -1,5 +1,5 @@
 import t from 'tap'
-import { BUNDLED_FIXTURES, ConfigError, DEFAULT_TENANT, defaultConfig, helpText, loadConfig, SETTINGS } from '../src/config.js'
+import { BUNDLED_FIXTURES, ConfigError, DEFAULT_TENANT, defaultConfig, helpText, loadConfig, SETTINGS, visibleSettings } from '../src/config.js'
 
 t.test('with nothing set, every setting has its documented default', async (t) => {
   const { config } = loadConfig([], {})
@@ -22,6 +22,9 @@ t.test('with nothing set, every setting has its documented default', async (t) =
     sseEndEvent: false,
     feedbackTtl: 10800,
     adminToken: '',
+    journalSize: 1000,
+    corsOrigins: ['*'],
+    logFormat: 'auto',
   })
   t.same(config, defaultConfig())
 })
@@ -33,6 +36,7 @@ t.test('environment variables set every setting, parsed into their types', async
     HANGAR_REVISION_SPEED: 'poll', HANGAR_LOG_LEVEL: 'debug', HANGAR_BODY_LIMIT: '2048', HANGAR_TICK_MS: '50',
     HANGAR_PUBLIC_URL: 'https://hangar.example.com:8443/', HANGAR_FIXTURES: '/srv/fixtures', HANGAR_SELF_HOSTED_ENTERPRISE: 'off',
     HANGAR_AUTH: 'off', HANGAR_HEARTBEAT_MS: '0', HANGAR_SSE_END_EVENT: 'true', HANGAR_FEEDBACK_TTL: '90m', HANGAR_ADMIN_TOKEN: 'adm',
+    HANGAR_JOURNAL_SIZE: '50', HANGAR_CORS_ORIGINS: 'http://localhost:3000, https://app.example.com', HANGAR_LOG_FORMAT: 'json',
   })
   t.same(config, {
     port: 9000, host: '0.0.0.0', db: ':memory:', apiKeys: ['a', 'b', 'c'],
@@ -40,6 +44,7 @@ t.test('environment variables set every setting, parsed into their types', async
     logLevel: 'debug', bodyLimit: 2048, tickMs: 50,
     publicUrl: 'https://hangar.example.com:8443', fixtures: '/srv/fixtures', selfHostedEnterprise: false,
     auth: 'off', heartbeatMs: 0, sseEndEvent: true, feedbackTtl: 5400, adminToken: 'adm',
+    journalSize: 50, corsOrigins: ['http://localhost:3000', 'https://app.example.com'], logFormat: 'json',
   })
 })
 
@@ -87,4 +92,15 @@ t.test('--help lists every setting with its flag, environment variable and defau
   t.match(help, '[default: 8123]')
   t.equal(loadConfig(['--help'], {}).help, true)
   t.equal(loadConfig(['--version'], {}).version, true)
+})
+
+t.test('the settings /info shows hide API keys and the admin token, and show whether they are set', async (t) => {
+  const shown = visibleSettings({ ...defaultConfig(), apiKeys: ['k1', 'k2'], adminToken: 'sesame', port: 0 })
+  t.same(Object.keys(shown), SETTINGS.map((s) => s.env), 'every setting, by its environment variable')
+  t.same(shown.HANGAR_API_KEYS, ['<hidden>', '<hidden>'])
+  t.equal(shown.HANGAR_ADMIN_TOKEN, '<hidden>')
+  t.equal(shown.PORT, 0)
+  t.notMatch(JSON.stringify(shown), /k1|k2|sesame/)
+  const unset = visibleSettings(defaultConfig())
+  t.same([unset.HANGAR_API_KEYS, unset.HANGAR_ADMIN_TOKEN], [[], ''], 'unset secrets show as unset')
 })

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
 import fp from 'fastify-plugin'
 import { VERSION } from '../version.js'
 
@@ -14,7 +15,12 @@ export const openapiDocument: FastifyPluginAsync = fp(async (app) => {
       info: {
         title: 'hangar',
         version: VERSION,
-        description: 'Offline emulator of a deployment control plane (and, later, the agent server it deploys).',
+        description: [
+          'Offline emulator of a deployment control plane and of the agent server it deploys.',
+          'Every control-plane path is served again under `/api-host` (as self-hosted installs serve it), and every',
+          'agent-server path again under `/deployments/{deployment_id}/agent` (the agent server of that deployment,',
+          'its `url`); those copies are left out of this document so that each operation appears once.',
+        ].join(' '),
       },
       components: {
         securitySchemes: {
@@ -27,7 +33,18 @@ export const openapiDocument: FastifyPluginAsync = fp(async (app) => {
   })
 }, { name: 'hangar-openapi' })
 
-/** `GET /openapi.json`: the document itself. */
+/**
+ * Leaves the routes of a scope out of the document: for the copies of routes served under a second
+ * prefix, which would repeat operation ids (the document lists each operation once).
+ */
+export function leaveOutOfDocs(scope: FastifyInstance): void {
+  scope.addHook('onRoute', (route) => {
+    route.schema = { ...route.schema, hide: true }
+  })
+}
+
+/** `GET /openapi.json`: the document itself; `GET /docs`: an interactive page over it (assets served locally, no network). */
 export async function openapiRoute(app: FastifyInstance) {
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true, tryItOutEnabled: true } })
 }

@@ -26,6 +26,8 @@ export interface RunRoutesOptions {
   clock: Clock
   heartbeatMs: number
   publicUrl: string
+  /** After how many events an injected fault cuts this request's stream (undefined: never). */
+  dropAfter?: (request: FastifyRequest) => number | undefined
 }
 
 const tags = ['Thread Runs']
@@ -110,11 +112,18 @@ export const runRoutes: FastifyPluginAsyncTypebox<RunRoutesOptions> = async (app
    * that leaves stops only its own stream, unless it asked to cancel the run on disconnect.
    */
   const stream = async (reply: FastifyReply, run: RunRecord, o: { afterIdx: number; headers: Record<string, string>; cancelOnDisconnect: boolean; ids: boolean }) => {
+    const dropAfter = options.dropAfter?.(reply.request)
     reply.hijack()
     const writer = new SseWriter(reply.raw, { heartbeatMs: options.heartbeatMs, headers: { ...reply.getHeaders(), ...o.headers } as never })
     try {
+      if (dropAfter === 0) writer.drop()
+      let sent = 0
       for await (const event of manager.events(run, o.afterIdx, writer.signal)) {
         if (!(await writer.send(o.ids ? event : { event: event.event, data: event.data }))) break
+        if (++sent === dropAfter) {
+          writer.drop()
+          break
+        }
       }
     } catch (error) {
       reply.log.error({ err: error, run_id: run.run_id }, 'streaming a run failed')

@@ -26,6 +26,7 @@ export class SseWriter {
   #timer: NodeJS.Timeout | undefined
   #draining = false
   #clientLeft = false
+  #dropped = false
 
   constructor(raw: ServerResponse, options: { heartbeatMs: number; headers: Record<string, string | number | string[]> }) {
     this.#raw = raw
@@ -78,9 +79,22 @@ export class SseWriter {
     }
   }
 
-  /** Ends the stream (idempotent). */
+  /**
+   * Cuts the connection as a network failure would (an injected fault): what was written is flushed,
+   * then the socket goes without the stream's proper end. The server sees a client that left.
+   */
+  drop(): void {
+    this.#dropped = true
+    this.#clientLeft = true
+    const socket = this.#raw.socket as { destroySoon?: () => void } | null
+    if (typeof socket?.destroySoon === 'function') socket.destroySoon()
+    else this.#raw.destroy()
+    this.#stop()
+  }
+
+  /** Ends the stream (idempotent); a dropped stream stays cut. */
   close(): void {
-    if (!this.#raw.writableEnded && !this.#raw.destroyed) this.#raw.end()
+    if (!this.#dropped && !this.#raw.writableEnded && !this.#raw.destroyed) this.#raw.end()
     this.#stop()
   }
 
