@@ -39,8 +39,13 @@ export class ApiError extends Error {
 }
 
 /** Python's reason phrases where they differ from Node's. */
-const PHRASES: Record<number, string> = { 413: 'Request Entity Too Large' }
-const phrase = (status: number) => PHRASES[status] ?? STATUS_CODES[status] ?? 'Error'
+const PHRASES: Record<number, string> = {
+  413: 'Request Entity Too Large',
+  414: 'Request-URI Too Long',
+  416: 'Requested Range Not Satisfiable',
+}
+/** The reason phrase of a status as the real (Python) services write it. */
+export const phrase = (status: number) => PHRASES[status] ?? STATUS_CODES[status] ?? 'Error'
 
 /**
  * Error bodies are written with plain JSON.stringify, never through a route's response schema: a

@@ -3,10 +3,9 @@
 // requests give the same outcomes, and a failing run is replayed by re-adding the rule with its seed.
 
 import { randomUUID } from 'node:crypto'
-import { STATUS_CODES } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Clock } from '../clock.js'
-import { ApiError, RuleViolation } from '../errors.js'
+import { ApiError, phrase, RuleViolation } from '../errors.js'
 
 export const FAULT_METHODS = ['*', 'GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const
 export type FaultMethod = (typeof FAULT_METHODS)[number]
@@ -108,13 +107,6 @@ function fnv1a(text: string): number {
   return hash >>> 0
 }
 
-/** Python's reason phrases where they differ from Node's (as errors.ts answers them). */
-const PYTHON_PHRASES: Record<number, string> = {
-  413: 'Request Entity Too Large',
-  414: 'Request-URI Too Long',
-  416: 'Requested Range Not Satisfiable',
-}
-export const reasonPhrase = (status: number) => PYTHON_PHRASES[status] ?? STATUS_CODES[status] ?? 'Error'
 
 interface Held {
   rule: FaultRule
@@ -209,7 +201,7 @@ export class FaultInjector {
       return {
         latencyMs: latencyOf(rule.latency, random),
         status: rule.status ?? undefined,
-        detail: rule.status === null ? undefined : (rule.detail ?? reasonPhrase(rule.status)),
+        detail: rule.status === null ? undefined : (rule.detail ?? phrase(rule.status)),
         dropAfterEvents: rule.drop_after_events ?? undefined,
       }
     }
@@ -286,7 +278,7 @@ export function installFaults(app: FastifyInstance, faults: FaultInjector, clock
       reply.hijack()
       return payload
     }
-    if (outcome.status !== undefined) throw new ApiError(outcome.status, outcome.detail ?? reasonPhrase(outcome.status))
+    if (outcome.status !== undefined) throw new ApiError(outcome.status, outcome.detail ?? phrase(outcome.status))
     return payload
   })
 }

@@ -8,8 +8,9 @@ import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Clock } from '../clock.js'
 import { globToRegExp } from './faults.js'
+import { redactHeaders, redactQuery, renderBody, type HeaderMap } from './redaction.js'
 
-export type HeaderMap = Record<string, string | string[]>
+export type { HeaderMap } from './redaction.js'
 
 export interface JournalEntry {
   id: number
@@ -37,9 +38,6 @@ export interface JournalFilter {
   since_id?: number
   limit?: number
 }
-
-export const REDACTED = '[redacted]'
-export const BODY_LIMIT_BYTES = 4096
 
 /** Paths of hangar itself rather than of the services it emulates: never journaled nor faulted. */
 export const isHangarOwnPath = (path: string) =>
@@ -125,86 +123,6 @@ function compileFilter(filter: JournalFilter): (entry: JournalEntry) => boolean 
     checks.push((e) => e.workspace === workspace)
   }
   return (entry) => checks.every((check) => check(entry))
-}
-
-// ---- Redaction -----------------------------------------------------------------------------
-
-const SECRET_HEADERS = new Set(['x-api-key', 'authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-hangar-admin-token', 'x-service-key'])
-const SECRET_FIELDS = new Set(['client_secret', 'token', 'access_token', 'refresh_token', 'password', 'api_key'])
-
-/** Header names lowercased; credentials and cookies replaced by `[redacted]`. */
-export function redactHeaders(headers: Record<string, unknown>): HeaderMap {
-  const out: HeaderMap = {}
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined) continue
-    const key = name.toLowerCase()
-    out[key] = SECRET_HEADERS.has(key) ? REDACTED : Array.isArray(value) ? value.map(String) : String(value)
-  }
-  return out
-}
-
-/**
- * A JSON value with secret fields (and the `value` of each item of a `secrets` list) redacted;
- * the very same value when it holds no secret.
- */
-export function redactJson(value: unknown, inSecrets = false): unknown {
-  if (Array.isArray(value)) {
-    const items = value.map((item) => redactJson(item, inSecrets))
-    return items.every((item, i) => item === value[i]) ? value : items
-  }
-  if (typeof value !== 'object' || value === null) return value
-  let changed = false
-  const out: Record<string, unknown> = {}
-  for (const [key, item] of Object.entries(value)) {
-    let redacted: unknown
-    if (SECRET_FIELDS.has(key) || (inSecrets && key === 'value')) redacted = REDACTED
-    else if (key === 'secrets' && Array.isArray(item)) redacted = redactJson(item, true)
-    else redacted = redactJson(item)
-    changed ||= redacted !== item
-    out[key] = redacted
-  }
-  return changed ? out : value
-}
-
-const SECRET_NAMES = [...SECRET_FIELDS].join('|')
-const SECRET_JSON_FIELD = new RegExp(`("(?:${SECRET_NAMES})"\\s*:\\s*)"(?:[^"\\\\]|\\\\.)*"`, 'g')
-const ANY_VALUE_FIELD = /("value"\s*:\s*)"(?:[^"\\]|\\.)*"/g
-const SECRET_PARAM = new RegExp(`(^|&)((?:${SECRET_NAMES})=)[^&]*`, 'g')
-
-/** Text that could not be read as JSON: secret-looking fields are redacted by pattern instead. */
-function redactText(text: string): string {
-  let out = text.replace(SECRET_JSON_FIELD, `$1"${REDACTED}"`).replace(SECRET_PARAM, `$1$2${REDACTED}`)
-  if (out.includes('"secrets"')) out = out.replace(ANY_VALUE_FIELD, `$1"${REDACTED}"`)
-  return out
-}
-
-/** A query string (without `?`) with secret parameters redacted. */
-export const redactQuery = (query: string) => query.replace(SECRET_PARAM, `$1$2${REDACTED}`)
-
-/** A request body as stored: redacted, then cut to 4 KiB of UTF-8 text. */
-export function renderBody(body: Buffer, contentType: string | undefined): string | null {
-  if (body.length === 0) return null
-  const text = body.toString('utf8')
-  if (contentType === undefined || /[/+]json\b/i.test(contentType)) {
-    try {
-      const parsed: unknown = JSON.parse(text)
-      const redacted = redactJson(parsed)
-      // Re-serialized only when something was hidden: otherwise the body is kept exactly as sent.
-      return truncate(redacted === parsed ? text : JSON.stringify(redacted))
-    } catch {
-      // Not JSON after all (a 422 in the making): redacted by pattern below.
-    }
-  }
-  return truncate(redactText(text))
-}
-
-/** At most BODY_LIMIT_BYTES of UTF-8 (never cutting a character), then a marker saying how much there was. */
-export function truncate(text: string): string {
-  const bytes = Buffer.from(text, 'utf8')
-  if (bytes.length <= BODY_LIMIT_BYTES) return text
-  let cut = BODY_LIMIT_BYTES
-  while (cut > 0 && (bytes[cut] & 0xc0) === 0x80) cut--
-  return `${bytes.subarray(0, cut).toString('utf8')}…[truncated, ${bytes.length} bytes]`
 }
 
 // ---- Recording -----------------------------------------------------------------------------
