@@ -12,9 +12,11 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
-# Manifests alone first, so the slow `npm ci` layer is reused until they change.
+# Manifests alone first, so the slow `npm ci` layer is reused until they change. Lifecycle scripts
+# are skipped there (the package's own `prepare` build needs src/, copied below); better-sqlite3's
+# install script, which fetches or compiles its native addon, is then run on its own.
 COPY package.json package-lock.json ./
-RUN npm ci
+RUN npm ci --ignore-scripts && npm rebuild better-sqlite3
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 # tsconfig.build.json has rootDir src, so this emits dist/server.js.

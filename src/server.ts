@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 // The process: read settings, build the app, listen, shut down with grace. Nothing else.
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'

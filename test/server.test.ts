@@ -2,7 +2,7 @@
 // line, the default database file, graceful shutdown.
 
 import { spawn } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { once } from 'node:events'
 import { createInterface } from 'node:readline'
@@ -77,4 +77,78 @@ t.test('settings also come from the environment', async (t) => {
   t.equal((await fetch(`${url}/v2/deployments`, { headers: { 'x-api-key': 'only-this' } })).status, 200)
   child.kill('SIGINT')
   t.equal((await exited)[0], 0)
+})
+
+t.test('the CLI example of the README: a free port, an in-memory database, instant revisions', async (t) => {
+  const { child, exited } = start(['--port', '0', '--db', ':memory:', '--speed', 'instant'])
+  const url = await readyUrl(child)
+  const headers = { 'x-api-key': 'k', 'content-type': 'application/json' }
+  const body = JSON.stringify({ name: 'cli', source: 'external_docker', source_config: { deployment_type: 'dev' }, source_revision_config: { image_uri: 'docker.io/acme/agent:1' }, secrets: [] })
+  const created = await (await fetch(`${url}/v2/deployments`, { method: 'POST', headers, body })).json() as any
+  const revision = await (await fetch(`${url}/v2/deployments/${created.id}/revisions/${created.latest_revision_id}`, { headers })).json() as any
+  t.equal(revision.status, 'DEPLOYED', 'instant: deployed as soon as it is read')
+  const info = await (await fetch(`${url}/info`)).json() as any
+  t.same([info.hangar.settings.HANGAR_DB, info.hangar.settings.HANGAR_REVISION_SPEED], [':memory:', 'instant'])
+  child.kill('SIGTERM')
+  t.equal((await exited)[0], 0)
+})
+
+t.test('the package\'s bin is the compiled server entry, runnable as a command', async (t) => {
+  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
+  t.same(manifest.bin, { hangar: 'dist/server.js' })
+  t.equal(readFileSync(SERVER, 'utf8').split('\n')[0], '#!/usr/bin/env node', 'tsc keeps the shebang in dist/server.js')
+})
+
+t.test('pretty logs: the ready line reads as text, not JSON', async (t) => {
+  const { child, exited } = start(['--port', '0', '--db', ':memory:', '--log-format', 'pretty'])
+  let ready = ''
+  for await (const line of createInterface({ input: child.stdout! })) {
+    if (line.includes('hangar listening on')) {
+      ready = line
+      break
+    }
+  }
+  t.match(ready, /INFO.*: hangar listening on http:\/\/127\.0\.0\.1:\d+/)
+  t.notMatch(ready, /^\{/, 'not a JSON line')
+  child.kill('SIGTERM')
+  t.equal((await exited)[0], 0)
+})
+
+t.test('SIGTERM with a run streaming: the stream ends cleanly, the run is stored interrupted, nothing acknowledged is lost', async (t) => {
+  const cwd = t.testdir()
+  const db = join(cwd, 'hangar.db')
+  const first = start(['--port', '0', '--db', db, '--heartbeat-ms', '0'])
+  const url = await readyUrl(first.child)
+  const headers = { 'x-api-key': 'k', 'content-type': 'application/json' }
+  const post = async (path: string, body: unknown) => (await fetch(`${url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) })).json() as any
+  // The clock stands still, so the pipeline's first node waits until the shutdown stops it.
+  await post('/_hangar/clock', { action: 'freeze' })
+  const deployment = await post('/v2/deployments', { name: 'kept', source: 'external_docker', source_config: { deployment_type: 'dev' }, source_revision_config: { image_uri: 'acme/agent:1' }, secrets: [] })
+  const thread = await post('/threads', { metadata: { kept: true } })
+  const response = await fetch(`${url}/threads/${thread.thread_id}/runs/stream`, { method: 'POST', headers, body: JSON.stringify({ assistant_id: 'pipeline', input: { topic: 'shutdown' } }) })
+  const reader = response.body!.getReader()
+  const decoder = new TextDecoder()
+  let text = ''
+  while (!text.includes('event: metadata')) text += decoder.decode((await reader.read()).value, { stream: true })
+  const runId = /"run_id":"([^"]+)"/.exec(text)![1]
+
+  first.child.kill('SIGTERM')
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    text += decoder.decode(value, { stream: true })
+  }
+  t.ok(text.endsWith('\n\n'), 'the stream ended on an event boundary, not mid-event')
+  t.equal((await first.exited)[0], 0, 'exit code 0')
+  t.notOk(existsSync(`${db}-wal`) && readFileSync(`${db}-wal`).length > 0, 'the write-ahead log was checkpointed into the database')
+
+  const second = start(['--port', '0', '--db', db])
+  const again = await readyUrl(second.child)
+  t.teardown(() => second.child.kill('SIGTERM'))
+  const read = async (path: string) => (await fetch(`${again}${path}`, { headers })).json() as any
+  t.equal((await read(`/v2/deployments/${deployment.id}`)).name, 'kept', 'the deployment created before the shutdown is there')
+  t.match((await read(`/threads/${thread.thread_id}`)).metadata, { kept: true }, 'and the thread, with its metadata')
+  const run = await read(`/threads/${thread.thread_id}/runs/${runId}`)
+  t.equal(run.status, 'interrupted', 'the run the shutdown stopped is stored as interrupted')
+  t.equal((await read(`/threads/${thread.thread_id}`)).status, 'idle')
 })
