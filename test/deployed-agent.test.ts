@@ -31,7 +31,7 @@ async function serve(t: Test) {
   const deploy = async (name: string, overrides: Record<string, unknown> = {}, tenant?: string) => {
     const created = await call('POST', '/v2/deployments', githubDeployment({ name, ...overrides }), tenant)
     t.equal(created.status, 201)
-    return created.body as { id: string; url: string; latest_revision_id: string }
+    return created.body as { id: string; url: string; latest_revision_id: string; source_config: Record<string, unknown> }
   }
   const sdk = (apiUrl: string) => new Client({ apiUrl, apiKey: 'ci-key', callerOptions: { maxRetries: 0 } })
   return { ...served, call, pollRevision, deploy, sdk }
@@ -41,6 +41,7 @@ t.test('create, poll until DEPLOYED, then the SDK streams from the deployment ur
   const { base, call, pollRevision, deploy, sdk } = await serve(t)
   const deployment = await deploy('support_bot')
   t.equal(deployment.url, `${base}/deployments/${deployment.id}/agent`, 'the deployment says where its agent server answers')
+  t.equal(deployment.source_config.custom_url, deployment.url, 'a github deployment shows it as its read-only custom_url too')
 
   const agent = sdk(deployment.url)
   await t.rejects(agent.assistants.search(), /HTTP 503.*not serving yet/, 'no revision DEPLOYED yet: the agent server is not up')

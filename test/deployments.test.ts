@@ -19,6 +19,7 @@ t.test('creating a deployment answers 201 with the full record and its first rev
     'id', 'tenant_id', 'created_at', 'updated_at', 'status', 'latest_revision_id', 'active_revision_id', 'image_version', 'url',
   ], 'every field, in the real service\'s order (`url` is in the newer responses)')
   t.equal(d.url, `http://localhost:80/deployments/${d.id}/agent`, 'where hangar serves its agent server, from the Host')
+  t.equal(d.source_config.custom_url, d.url, 'github: custom_url is set automatically (read only), as the spec says')
   t.same(Object.keys(d.source_config), [
     'integration_id', 'repo_url', 'deployment_type', 'build_on_push', 'custom_url', 'resource_spec',
     'listener_id', 'listener_config', 'install_command', 'build_command',
@@ -190,9 +191,11 @@ t.test('PATCH of build_on_push or custom_url alone creates no revision', async (
   t.equal(patched.body.source_config.build_on_push, true)
 
   const docker = (await api.post('/v2/deployments', dockerDeployment())).body
+  t.equal(docker.source_config.custom_url, null, 'an external_docker deployment\'s custom_url is the user\'s own')
   const withUrl = await api.patch(`/v2/deployments/${docker.id}`, { source_config: { custom_url: 'https://agent.example.com' } })
   t.equal(withUrl.body.source_config.custom_url, 'https://agent.example.com')
   t.equal(withUrl.body.latest_revision_id, docker.latest_revision_id)
+  t.equal(withUrl.body.url, `http://localhost:80/deployments/${docker.id}/agent`, 'its url is still hangar\'s own')
 })
 
 t.test('PATCH secrets: a non-empty list upserts by name and revises; an empty list changes nothing', async (t) => {

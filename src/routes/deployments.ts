@@ -42,11 +42,18 @@ const csv = (value: string | null | undefined) =>
 
 /** Deployments (v2): every operation of the tag, plus revision create and interrupt from the newer docs. */
 export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions> = async (app, { deployments, fixtures, listeners, publicUrl }) => {
-  /** A deployment as responses show it: with the `url` of the agent server hangar serves for it. */
-  const present = (request: FastifyRequest, deployment: Deployment): Deployment => ({
-    ...deployment,
-    url: `${publicBase(request, publicUrl)}${DEPLOYED_AGENT_PREFIX.replace(':deployment_id', deployment.id)}`,
-  })
+  /**
+   * A deployment as responses show it: with the `url` of the agent server hangar serves for it, which
+   * a github deployment also shows as its `custom_url` (the spec: "set automatically for github
+   * source deployments (read only)"). What is stored stays null, so PATCH rules see the user's value.
+   */
+  const present = (request: FastifyRequest, deployment: Deployment): Deployment => {
+    const url = `${publicBase(request, publicUrl)}${DEPLOYED_AGENT_PREFIX.replace(':deployment_id', deployment.id)}`
+    const sourceConfig = deployment.source === 'github' && deployment.source_config.custom_url == null
+      ? { ...deployment.source_config, custom_url: url }
+      : deployment.source_config
+    return { ...deployment, source_config: sourceConfig, url }
+  }
   /** Why a revision lookup found nothing: its deployment or only the revision is missing. */
   const missingRevision = (tenantId: string, id: string, rid: string) =>
     deployments.get(tenantId, id) ? revisionNotFound(rid) : deploymentNotFound(id)
