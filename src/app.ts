@@ -196,7 +196,10 @@ export function buildApp(options: AppOptions = {}): App {
     scope.addHook('onRequest', async (request) => {
       const id = (request.params as { deployment_id: string }).deployment_id.toLowerCase()
       const deployment = deployments.serving(id)
-      if (!deployment) throw ApiError.notFound(`Deployment ID ${id} not found.`)
+      // A request that names a workspace sees only that workspace's deployments, as on the control plane.
+      const workspace = request.headers['x-tenant-id']
+      const foreign = typeof workspace === 'string' && workspace.trim().toLowerCase() !== deployment?.tenant_id
+      if (!deployment || foreign) throw ApiError.notFound(`Deployment ID ${id} not found.`)
       if (deployment.status !== 'READY') {
         throw new ApiError(503, `Deployment ID ${id} is not serving yet: no revision of it is DEPLOYED.`)
       }

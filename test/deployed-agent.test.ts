@@ -134,4 +134,14 @@ t.test('unknown deployments and missing credentials get the usual errors', async
     method: 'POST', headers: { 'x-api-key': 'k', 'content-type': 'application/json' }, body: '{}',
   })
   t.equal(upper.status, 200, 'the deployment id is matched in any case, like the control plane\'s UUIDs')
+
+  const asOther = await fetch(`${deployment.url}/threads`, {
+    method: 'POST', headers: { 'x-api-key': 'k', 'x-tenant-id': TENANT_B, 'content-type': 'application/json' }, body: '{}',
+  })
+  t.equal(asOther.status, 404, 'a request naming another workspace does not see the deployment')
+  t.same(await asOther.json(), { detail: `Deployment ID ${deployment.id} not found.` })
+  const asOwner = await fetch(`${deployment.url}/threads`, {
+    method: 'POST', headers: { 'x-api-key': 'k', 'x-tenant-id': TENANT_A.toUpperCase(), 'content-type': 'application/json' }, body: '{}',
+  })
+  t.equal(asOwner.status, 200, 'naming its own workspace (in any case) is fine')
 })
