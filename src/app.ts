@@ -198,7 +198,7 @@ export function buildApp(options: AppOptions = {}): App {
       const deployment = deployments.serving(id)
       // A request that names a workspace sees only that workspace's deployments, as on the control plane.
       const workspace = request.headers['x-tenant-id']
-      const foreign = typeof workspace === 'string' && workspace.trim().toLowerCase() !== deployment?.tenant_id
+      const foreign = typeof workspace === 'string' && workspace.trim() !== '' && workspace.trim().toLowerCase() !== deployment?.tenant_id
       if (!deployment || foreign) throw ApiError.notFound(`Deployment ID ${id} not found.`)
       if (deployment.status !== 'READY') {
         throw new ApiError(503, `Deployment ID ${id} is not serving yet: no revision of it is DEPLOYED.`)
@@ -226,7 +226,10 @@ export function buildApp(options: AppOptions = {}): App {
   }, { prefix: '/_hangar' })
 
   // Feedback on runs, as the tracing service serves it, at /api/v1 and (for its SDKs) without it.
-  const feedbackOptions = { feedback, runs, threads, clock, ttlSeconds: config.feedbackTtl, publicUrl: config.publicUrl }
+  const feedbackOptions = {
+    feedback, runs, threads, clock, ttlSeconds: config.feedbackTtl, publicUrl: config.publicUrl,
+    workspaceOf: (deploymentId: string) => deployments.tenantOf(deploymentId),
+  }
   for (const prefix of ['/api/v1', '']) {
     app.register(async (copy) => {
       if (prefix === '') leaveOutOfDocs(copy)

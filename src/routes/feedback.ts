@@ -37,6 +37,8 @@ export interface FeedbackRoutesOptions {
   /** Token lifetime when a request does not say (seconds). */
   ttlSeconds: number
   publicUrl: string
+  /** The workspace of a deployment (a run's scope); undefined once it is deleted. */
+  workspaceOf: (deploymentId: string) => string | undefined
 }
 
 const tags = ['Feedback']
@@ -65,10 +67,11 @@ function parseCorrection(text: string | null | undefined): unknown {
 }
 
 /** Submissions with a token: no credentials, callable from a browser page on any origin. */
-export const feedbackTokenRoutes: FastifyPluginAsyncTypebox<FeedbackRoutesOptions> = async (app, { feedback, clock }) => {
+export const feedbackTokenRoutes: FastifyPluginAsyncTypebox<FeedbackRoutesOptions> = async (app, { feedback, runs, clock }) => {
   const usable = (id: string) => {
     const token = feedback.token(id)
-    if (!token) throw ApiError.notFound('Feedback ingest token not found')
+    // A token of a run that is gone (its thread was deleted) records nothing: it is as unknown.
+    if (!token || !runs.find(token.run_id)) throw ApiError.notFound('Feedback ingest token not found')
     if (clock.now() >= token.expiresAtMs) throw new ApiError(410, 'Feedback ingest token has expired')
     return token
   }
@@ -117,10 +120,19 @@ export const feedbackTokenRoutes: FastifyPluginAsyncTypebox<FeedbackRoutesOption
 /** Token creation and listing, feedback records and run traces: these need an API key. */
 export const tracingRoutes: FastifyPluginAsyncTypebox<FeedbackRoutesOptions> = async (app, options) => {
   const { feedback, runs, threads, clock } = options
-  const runOf = (runId: string) => {
+  /** The root agent server's runs belong to no workspace; a deployed agent's to its deployment's. */
+  const visible = (run: Run | undefined, tenantId: string): run is Run =>
+    run !== undefined && (run.scope === '' || options.workspaceOf(run.scope) === tenantId)
+  const runOf = (runId: string, tenantId: string) => {
     const run = runs.find(runId)
-    if (!run) throw ApiError.notFound(`Run ${runId} not found`)
+    if (!visible(run, tenantId)) throw ApiError.notFound(`Run ${runId} not found`)
     return run
+  }
+  /** Feedback the workspace may see: on its runs (or on no run). */
+  const seen = (records: FeedbackRecord[], tenantId: string) => {
+    const allowed = new Map<string, boolean>()
+    const may = (runId: string) => allowed.get(runId) ?? allowed.set(runId, visible(runs.find(runId), tenantId)).get(runId)!
+    return records.filter((f) => f.run_id === null || may(f.run_id))
   }
   const expiry = (input: FeedbackIngestTokenCreate) => {
     if (input.expires_at) return Date.parse(input.expires_at)
@@ -137,7 +149,7 @@ export const tracingRoutes: FastifyPluginAsyncTypebox<FeedbackRoutesOptions> = a
   }, async (request) => {
     const base = publicBase(request, options.publicUrl)
     const create = (input: FeedbackIngestTokenCreate) =>
-      presentToken(feedback.createToken({ runId: runOf(input.run_id).run_id, key: input.feedback_key, config: input.feedback_config ?? null, expiresAt: expiry(input), baseUrl: base }))
+      presentToken(feedback.createToken({ runId: runOf(input.run_id, request.tenantId).run_id, key: input.feedback_key, config: input.feedback_config ?? null, expiresAt: expiry(input), baseUrl: base }))
     return Array.isArray(request.body) ? request.body.map(create) : create(request.body)
   })
 
@@ -148,6 +160,7 @@ export const tracingRoutes: FastifyPluginAsyncTypebox<FeedbackRoutesOptions> = a
     },
   }, async (request) => {
     const { run_id: runId, offset, limit } = request.query
+    if (!visible(runs.find(runId), request.tenantId)) return []
     return feedback.tokensForRun(runId).slice(offset!, offset! + limit!).map(presentToken)
   })
 
@@ -158,7 +171,7 @@ export const tracingRoutes: FastifyPluginAsyncTypebox<FeedbackRoutesOptions> = a
     },
   }, async (request) => {
     const q = request.query
-    const list = feedback.list({ runs: q.run, keys: q.key, sources: q.source })
+    const list = seen(feedback.list({ runs: q.run, keys: q.key, sources: q.source }), request.tenantId)
       .filter((f) => q.has_comment == null || (f.comment !== null) === q.has_comment)
       .filter((f) => q.has_score == null || (f.score !== null) === q.has_score)
     return list.slice(q.offset!, q.offset! + q.limit!)
@@ -171,7 +184,7 @@ export const tracingRoutes: FastifyPluginAsyncTypebox<FeedbackRoutesOptions> = a
     },
   }, async (request) => {
     const body = request.body
-    if (body.run_id) runOf(body.run_id)
+    if (body.run_id) runOf(body.run_id, request.tenantId)
     if (body.id && feedback.get(body.id)) throw ApiError.conflict(`Feedback ${body.id} already exists`)
     return feedback.create({
       id: body.id ?? undefined,
@@ -194,7 +207,7 @@ export const tracingRoutes: FastifyPluginAsyncTypebox<FeedbackRoutesOptions> = a
     },
   }, async (request) => {
     const found = feedback.get(request.params.feedback_id)
-    if (!found) throw ApiError.notFound(`Feedback ${request.params.feedback_id} not found`)
+    if (!found || seen([found], request.tenantId).length === 0) throw ApiError.notFound(`Feedback ${request.params.feedback_id} not found`)
     return found
   })
 
@@ -203,7 +216,7 @@ export const tracingRoutes: FastifyPluginAsyncTypebox<FeedbackRoutesOptions> = a
       tags: ['Runs (tracing)'], summary: 'Read Run', description: 'The run\'s trace: inputs, outputs, status, times and feedback stats.',
       params: RunTraceParams, response: { 200: RunTrace, ...errorResponses(404, 422) },
     },
-  }, async (request) => trace(runOf(request.params.run_id), feedback.list({ runs: [request.params.run_id] }), runs, threads))
+  }, async (request) => trace(runOf(request.params.run_id, request.tenantId), feedback.list({ runs: [request.params.run_id] }), runs, threads))
 }
 
 /** A run's trace; `feedback_stats` per key: count, mean of numeric scores, and counts of values. */

@@ -39,6 +39,8 @@ export type RunKwargs = {
 
 export interface Run {
   seq: number
+  /** Whose agent server ran it: '' for the root one, else the deployment's id. */
+  scope: string
   thread_seq: number
   run_id: string
   thread_id: string
@@ -54,6 +56,7 @@ export interface Run {
 function toRun(row: RunRow): Run {
   return {
     seq: row.seq,
+    scope: row.scope,
     thread_seq: row.thread_seq,
     run_id: row.run_id,
     thread_id: row.thread_id,
