@@ -64,17 +64,14 @@ t.test('create, poll until DEPLOYED, then the SDK streams from the deployment ur
   t.equal((state.values as any).messages.at(-1).content, 'where is my parcel?', 'the thread kept the run\'s output')
 
   t.equal((await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ score: 1 }) })).status, 200)
-  const saved = { endpoint: process.env.LANGSMITH_ENDPOINT, key: process.env.LANGSMITH_API_KEY }
-  process.env.LANGSMITH_ENDPOINT = base
-  process.env.LANGSMITH_API_KEY = 'ci-key'
-  const tracing = new LangSmith()
-  for (const [name, value] of [['LANGSMITH_ENDPOINT', saved.endpoint], ['LANGSMITH_API_KEY', saved.key]] as const) {
-    if (value === undefined) delete process.env[name]
-    else process.env[name] = value
-  }
+  // The deployment's runs are its workspace's: the tracing SDK names it (LANGSMITH_WORKSPACE_ID does the same).
+  const tracing = new LangSmith({ apiUrl: base, apiKey: 'ci-key', workspaceId: TENANT_A })
   const feedback = []
   for await (const f of tracing.listFeedback({ runIds: [runId] })) feedback.push(f)
   t.same(feedback.map((f) => [f.key, f.score]), [['helpful', 1]])
+  const elsewhere = []
+  for await (const f of new LangSmith({ apiUrl: base, apiKey: 'ci-key', workspaceId: TENANT_B }).listFeedback({ runIds: [runId] })) elsewhere.push(f)
+  t.same(elsewhere, [], 'another workspace does not see it')
 
   t.same(await (await fetch(`${deployment.url}/ok`)).json(), { ok: true }, 'health check under the url, like a deployed server')
   t.equal(((await (await fetch(`${deployment.url}/info`)).json()) as any).flags.assistants, true)
