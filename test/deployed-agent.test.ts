@@ -7,6 +7,7 @@ import t, { type Test } from 'tap'
 import { Client } from '@langchain/langgraph-sdk'
 import { Client as LangSmith } from 'langsmith'
 import { githubDeployment, serveApp, TENANT_A, TENANT_B } from './helpers.js'
+import { runClockUntil } from './oauth-helpers.js'
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}'
 
@@ -141,4 +142,30 @@ t.test('unknown deployments and missing credentials get the usual errors', async
     method: 'POST', headers: { 'x-api-key': 'k', 'x-tenant-id': TENANT_A.toUpperCase(), 'content-type': 'application/json' }, body: '{}',
   })
   t.equal(asOwner.status, 200, 'naming its own workspace (in any case) is fine')
+})
+
+t.test('resetting a workspace stops the runs in flight on its deployments; other workspaces\' runs go on', async (t) => {
+  const { base, clock, call, pollRevision, deploy, sdk } = await serve(t)
+  const mine = await deploy('mine')
+  const theirs = await deploy('theirs', {}, TENANT_B)
+  await pollRevision(mine.id, mine.latest_revision_id)
+  await pollRevision(theirs.id, theirs.latest_revision_id, TENANT_B)
+  clock.freeze()
+  // A pipeline run waits in its first node until the clock moves: both are in flight.
+  const start = async (url: string) => {
+    const thread = await sdk(url).threads.create()
+    const run = await sdk(url).runs.create(thread.thread_id, 'pipeline', { input: { topic: 'reset' } })
+    return { thread, run }
+  }
+  const a = await start(mine.url)
+  const b = await start(theirs.url)
+  const reset = await fetch(`${base}/_hangar/reset`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workspace: TENANT_A }) })
+  t.equal(reset.status, 204)
+  t.equal((await call('GET', `/v2/deployments/${mine.id}`)).status, 404, 'workspace A\'s deployment is gone')
+  const statusOfB = async () => (await sdk(theirs.url).runs.get(b.thread.thread_id, b.run.run_id)).status
+  await runClockUntil(clock, async () => (await statusOfB()) === 'success')
+  t.equal(await statusOfB(), 'success', 'workspace B\'s run went on to the end')
+  const state = await (await fetch(`${base}/_hangar/state`)).json() as { tables: Record<string, { run_id?: string }[]> }
+  t.same(state.tables.runs.filter((r) => r.run_id === a.run.run_id), [], 'workspace A\'s run is gone with its deployment')
+  t.equal(state.tables.runs.filter((r) => r.run_id === b.run.run_id).length, 1)
 })

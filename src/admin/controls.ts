@@ -19,12 +19,14 @@ export interface ControlsOptions {
 export class EmulatorControls {
   readonly #o: ControlsOptions
   readonly #workspaceSql
+  readonly #deploymentsOf
 
   constructor(options: ControlsOptions) {
     this.#o = options
     const { db } = options
     // What belongs to a workspace: its deployments (and their agent servers' data), listeners,
     // OAuth providers (with their tokens, flows and agent connections), and the workspace itself.
+    this.#deploymentsOf = db.prepare<[string], { id: string }>('SELECT id FROM deployments WHERE tenant_id = ?')
     this.#workspaceSql = [
       `DELETE FROM runs WHERE scope IN (SELECT id FROM deployments WHERE tenant_id = @tenant)`,
       `DELETE FROM threads WHERE scope IN (SELECT id FROM deployments WHERE tenant_id = @tenant)`,
@@ -46,8 +48,9 @@ export class EmulatorControls {
     this.#o.seed()
   }
 
-  /** One workspace back to a fresh start; other workspaces are untouched. */
+  /** One workspace back to a fresh start (its deployments' runs stopped first); other workspaces are untouched. */
   async resetWorkspace(tenantId: string): Promise<void> {
+    await this.#o.manager.stopAll(new Set(this.#deploymentsOf.all(tenantId).map((row) => row.id)))
     this.#o.db.transaction(() => {
       for (const statement of this.#workspaceSql) statement.run({ tenant: tenantId })
     })()

@@ -184,9 +184,12 @@ export class RunManager {
     }
   }
 
-  /** Stops every live run (shutdown): they end `interrupted`, as a cancel would leave them. */
-  async stopAll(): Promise<void> {
-    const live = [...this.#live.values()]
+  /**
+   * Stops the live runs (all of them at shutdown, or those of some agent servers' scopes when their
+   * data is about to go): they end `interrupted`, as a cancel would leave them.
+   */
+  async stopAll(scopes?: ReadonlySet<string>): Promise<void> {
+    const live = [...this.#live.values()].filter((l) => scopes === undefined || scopes.has(l.run.scope))
     for (const l of live) this.cancel(l.run, 'interrupt')
     await Promise.all(live.map((l) => l.done))
   }
