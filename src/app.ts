@@ -42,6 +42,7 @@ import { OAuthFlows } from './store/oauth-flows.js'
 import { OAuthProviderRepository } from './store/oauth-providers.js'
 import { OAuthTokenRepository } from './store/oauth-tokens.js'
 import { WorkspaceRepository } from './store/workspaces.js'
+import { OpenStreams } from './sse/writer.js'
 import { ticker } from './ticker.js'
 import { installRequestValidation } from './validation/request.js'
 import { feedbackTokenRoutes, issueRunFeedback, tracingRoutes } from './routes/feedback.js'
@@ -61,6 +62,9 @@ export interface EmulatorParts {
 }
 
 export type App = FastifyInstance & { readonly clock: Clock; readonly config: Config; readonly emulator: EmulatorParts }
+
+/** How long (real time) shutdown lets open event streams finish before cutting them. */
+const STREAM_CLOSE_GRACE_MS = 1000
 
 /** The control plane, served at the root and again under `/api-host` (self-hosted installs). */
 const CONTROL_PLANE_PREFIXES = ['', '/api-host']
@@ -177,7 +181,13 @@ export function buildApp(options: AppOptions = {}): App {
     onSuccess: (run, base) => issueRunFeedback(feedback, clock, config.feedbackTtl, run, base),
   })
   manager.recover()
-  app.addHook('preClose', async () => manager.stopAll())
+  // Shutdown: runs stop (ending interrupted), their streams write their last events and end; a
+  // stream whose client stopped reading is cut after a second rather than holding the close.
+  const openStreams = new OpenStreams()
+  app.addHook('preClose', async () => {
+    await manager.stopAll()
+    await openStreams.close(STREAM_CLOSE_GRACE_MS)
+  })
   // One agent server's routes; which data they serve is the request's `agentScope`.
   const agentServer: FastifyPluginAsyncTypebox = async (scope) => {
     scope.register(agentMetaRoutes, { config, startedAt })
@@ -185,7 +195,7 @@ export function buildApp(options: AppOptions = {}): App {
       gated.addHook('onRequest', agentServerAuth(config))
       gated.register(assistantRoutes, { engine, assistants })
       gated.register(threadRoutes, { engine, threads, runs, manager })
-      gated.register(runRoutes, { engine, assistants, threads, runs, manager, clock, heartbeatMs: config.heartbeatMs, publicUrl: config.publicUrl, dropAfter: (request) => faults.dropAfter(request) })
+      gated.register(runRoutes, { engine, assistants, threads, runs, manager, clock, heartbeatMs: config.heartbeatMs, publicUrl: config.publicUrl, openStreams, dropAfter: (request) => faults.dropAfter(request) })
     })
   }
   // The agent server at the root paths, where a frontend developer points the SDK.

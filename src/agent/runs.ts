@@ -17,6 +17,9 @@ export type MultitaskStrategy = 'reject' | 'interrupt' | 'rollback' | 'enqueue'
 
 export const BUSY_DETAIL = 'Thread is already running a task. Wait for it to finish or choose a different multitask strategy.'
 
+/** How many logged events a stream reader holds at once. */
+const EVENT_PAGE = 64
+
 interface LiveRun {
   run: Run
   controller: AbortController
@@ -126,21 +129,24 @@ export class RunManager {
   }
 
   /**
-   * The run's events from after `afterIdx` (-1: all): first what the log holds, then live ones
-   * until the run ends. Ends early when `signal` aborts. No event is lost or repeated between the
-   * two, because the live listener is in place before the log is read.
+   * The run's events from after `afterIdx` (-1: all), read from the log a page at a time and then
+   * followed live until the run ends; ends early when `signal` aborts. Every event is in the log
+   * before it is announced, so announcements only wake the reader: a reader that falls behind (a
+   * stalled client) holds one page, not the rest of the run's output.
    */
   async *events(run: Run, afterIdx: number, signal: AbortSignal): AsyncGenerator<SseEvent> {
     const live = this.#live.get(run.seq)
-    const queue: SseEvent[] = []
     let ended = !live
+    // Whether the log may hold events this reader has not read yet.
+    let unread = true
     let wake: (() => void) | undefined
-    const onEvent = (event: SseEvent) => {
-      queue.push(event)
+    const onEvent = () => {
+      unread = true
       wake?.()
     }
     const onEnd = () => {
       ended = true
+      unread = true
       wake?.()
     }
     const onAbort = () => wake?.()
@@ -149,22 +155,23 @@ export class RunManager {
     signal.addEventListener('abort', onAbort)
     try {
       let last = afterIdx
-      for (const event of this.#o.runs.eventsAfter(run, afterIdx)) {
-        if (signal.aborted) return
-        yield event
-        last = Number(event.id)
-      }
       while (!signal.aborted) {
-        while (queue.length > 0) {
-          const event = queue.shift()!
-          if (Number(event.id) <= last) continue
+        if (!unread) {
+          if (ended) return
+          await new Promise<void>((resolve) => (wake = resolve))
+          wake = undefined
+          continue
+        }
+        unread = false
+        const endedBeforeRead = ended
+        const page = this.#o.runs.eventsAfter(run, last, EVENT_PAGE)
+        for (const event of page) {
           yield event
           last = Number(event.id)
           if (signal.aborted) return
         }
-        if (ended) return
-        await new Promise<void>((resolve) => (wake = resolve))
-        wake = undefined
+        if (page.length === EVENT_PAGE) unread = true
+        else if (endedBeforeRead) return
       }
     } finally {
       live?.events.off('event', onEvent)

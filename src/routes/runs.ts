@@ -13,7 +13,7 @@ import { CancelQuery, JoinStreamQuery, LastEventIdHeader, Run, RunCreate, RunLis
 import type { AssistantRepository } from '../store/assistants.js'
 import type { Run as RunRecord, RunKwargs, RunRepository } from '../store/runs.js'
 import type { Thread, ThreadRepository } from '../store/threads.js'
-import { SseWriter } from '../sse/writer.js'
+import { SseWriter, type OpenStreams } from '../sse/writer.js'
 import { publicBase } from '../public-url.js'
 import { threadNotFound } from './threads.js'
 
@@ -26,6 +26,8 @@ export interface RunRoutesOptions {
   clock: Clock
   heartbeatMs: number
   publicUrl: string
+  /** Where streams register, so that shutdown can end them. */
+  openStreams: OpenStreams
   /** After how many events an injected fault cuts this request's stream (undefined: never). */
   dropAfter?: (request: FastifyRequest) => number | undefined
 }
@@ -115,6 +117,7 @@ export const runRoutes: FastifyPluginAsyncTypebox<RunRoutesOptions> = async (app
     const dropAfter = options.dropAfter?.(reply.request)
     reply.hijack()
     const writer = new SseWriter(reply.raw, { heartbeatMs: options.heartbeatMs, headers: { ...reply.getHeaders(), ...o.headers } as never })
+    options.openStreams.track(writer)
     try {
       if (dropAfter === 0) writer.drop()
       let sent = 0

@@ -92,6 +92,12 @@ export class SseWriter {
     this.#stop()
   }
 
+  /** Cuts the connection at once, whatever is still buffered (shutdown, for a client that stopped reading). */
+  destroy(): void {
+    this.#raw.destroy()
+    this.#stop()
+  }
+
   /** Ends the stream (idempotent); a dropped stream stays cut. */
   close(): void {
     if (!this.#dropped && !this.#raw.writableEnded && !this.#raw.destroyed) this.#raw.end()
@@ -102,5 +108,41 @@ export class SseWriter {
     clearInterval(this.#timer)
     this.#timer = undefined
     if (!this.#controller.signal.aborted) this.#controller.abort(new Error('stream closed'))
+  }
+}
+
+/**
+ * The event streams a server has open, so that shutdown can end them: streams whose runs were
+ * stopped end by themselves once their last events are written; one whose client stopped reading
+ * would wait for it forever, so after a grace period what is still open is cut.
+ */
+export class OpenStreams {
+  readonly #writers = new Set<SseWriter>()
+  #settled: (() => void) | undefined
+
+  track(writer: SseWriter): void {
+    this.#writers.add(writer)
+    writer.signal.addEventListener('abort', () => {
+      this.#writers.delete(writer)
+      if (this.#writers.size === 0) this.#settled?.()
+    }, { once: true })
+  }
+
+  get size(): number {
+    return this.#writers.size
+  }
+
+  /** Resolves once every open stream has ended, or after `graceMs` (real time) by cutting the rest. */
+  async close(graceMs: number): Promise<void> {
+    if (this.#writers.size === 0) return
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, graceMs)
+      this.#settled = () => {
+        clearTimeout(timer)
+        resolve()
+      }
+    })
+    this.#settled = undefined
+    for (const writer of [...this.#writers]) writer.destroy()
   }
 }

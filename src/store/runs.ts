@@ -97,8 +97,8 @@ export class RunRepository {
       delete: db.prepare('DELETE FROM runs WHERE seq = ?'),
       append: db.prepare(`INSERT INTO run_events (run_seq, idx, event, data)
         VALUES (?, (SELECT coalesce(max(idx), -1) + 1 FROM run_events WHERE run_seq = ?), ?, ?) RETURNING idx`),
-      after: db.prepare<[number, number], { idx: number; event: string; data: string }>(
-        'SELECT idx, event, data FROM run_events WHERE run_seq = ? AND idx > ? ORDER BY idx'),
+      after: db.prepare<[number, number, number], { idx: number; event: string; data: string }>(
+        'SELECT idx, event, data FROM run_events WHERE run_seq = ? AND idx > ? ORDER BY idx LIMIT ?'),
     }
   }
 
@@ -167,8 +167,8 @@ export class RunRepository {
     return { id: String(idx), event, data }
   }
 
-  /** The logged events after `afterIdx` (-1: from the start). */
-  eventsAfter(run: Run, afterIdx: number): SseEvent[] {
-    return this.#sql.after.all(run.seq, afterIdx).map((row) => ({ id: String(row.idx), event: row.event, data: JSON.parse(row.data) }))
+  /** The logged events after `afterIdx` (-1: from the start), at most `limit` of them (-1: all). */
+  eventsAfter(run: Run, afterIdx: number, limit = -1): SseEvent[] {
+    return this.#sql.after.all(run.seq, afterIdx, limit).map((row) => ({ id: String(row.idx), event: row.event, data: JSON.parse(row.data) }))
   }
 }
