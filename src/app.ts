@@ -16,7 +16,7 @@ import { adminRequestRoutes } from './routes/admin-requests.js'
 import { adminRoutes } from './routes/admin.js'
 import { Clock } from './clock.js'
 import { defaultConfig, type Config } from './config.js'
-import { ApiError, installErrorHandling } from './errors.js'
+import { ApiError, clientErrorHandler, frameworkErrors, installErrorHandling, lenientUrl, MAX_PARAM_LENGTH } from './errors.js'
 import { loadFixtures, WorkspaceSeeder } from './fixtures.js'
 import { agentMetaRoutes } from './routes/agent-meta.js'
 import { assistantRoutes } from './routes/assistants.js'
@@ -94,7 +94,10 @@ export function buildApp(options: AppOptions = {}): App {
     },
     bodyLimit: config.bodyLimit,
     exposeHeadRoutes: false,
-    routerOptions: { maxParamLength: 2048 },
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    rewriteUrl: (request) => lenientUrl(request.url ?? '/'),
+    frameworkErrors,
+    clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>()
   app.decorate('clock', clock)
   app.decorate('config', config)
@@ -175,9 +178,9 @@ export function buildApp(options: AppOptions = {}): App {
   }
   seed()
   const feedback = new FeedbackRepository(db, clock)
+  const transaction = <T>(fn: () => T): T => db.transaction(fn)()
   const manager = new RunManager({
-    runs, threads, engine, clock, endEvent: config.sseEndEvent, log: app.log,
-    transaction: (fn) => db.transaction(fn)(),
+    runs, threads, engine, clock, endEvent: config.sseEndEvent, log: app.log, transaction,
     onSuccess: (run, base) => issueRunFeedback(feedback, clock, config.feedbackTtl, run, base),
   })
   manager.recover()
@@ -193,9 +196,19 @@ export function buildApp(options: AppOptions = {}): App {
     scope.register(agentMetaRoutes, { config, startedAt })
     scope.register(async (gated) => {
       gated.addHook('onRequest', agentServerAuth(config))
+      // A deployment's agent server gets its graphs' system assistants on its first admitted request.
+      gated.addHook('onRequest', async (request) => {
+        const id = request.agentScope
+        if (id === '' || seededScopes.has(id)) return
+        seedSystemAssistants(assistants, engine, id)
+        seededScopes.add(id)
+      })
       gated.register(assistantRoutes, { engine, assistants })
-      gated.register(threadRoutes, { engine, threads, runs, manager })
-      gated.register(runRoutes, { engine, assistants, threads, runs, manager, clock, heartbeatMs: config.heartbeatMs, publicUrl: config.publicUrl, openStreams, dropAfter: (request) => faults.dropAfter(request) })
+      gated.register(threadRoutes, { engine, threads, runs, manager, transaction })
+      gated.register(runRoutes, {
+        engine, assistants, threads, runs, manager, clock, transaction, openStreams,
+        heartbeatMs: config.heartbeatMs, publicUrl: config.publicUrl, dropAfter: (request) => faults.dropAfter(request),
+      })
     })
   }
   // The agent server at the root paths, where a frontend developer points the SDK.
@@ -214,10 +227,6 @@ export function buildApp(options: AppOptions = {}): App {
         throw new ApiError(503, `Deployment ID ${id} is not serving yet: no revision of it is DEPLOYED.`)
       }
       request.agentScope = id
-      if (!seededScopes.has(id)) {
-        seedSystemAssistants(assistants, engine, id)
-        seededScopes.add(id)
-      }
     })
     scope.register(systemRoutes)
     await scope.register(agentServer)

@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import FindMyWay, { type HTTPMethod } from 'find-my-way'
 
@@ -82,7 +83,7 @@ const METHODS: HTTPMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 
  * Must be called before any route is registered.
  */
 export function installErrorHandling(app: FastifyInstance) {
-  const routes = FindMyWay({ ignoreTrailingSlash: false, maxParamLength: 2048 })
+  const routes = FindMyWay({ ignoreTrailingSlash: false, maxParamLength: MAX_PARAM_LENGTH })
   app.addHook('onRoute', (route) => {
     // CORS preflight answers OPTIONS on every path; it says nothing about which methods a path has.
     if (route.url.includes('*')) return
@@ -92,8 +93,14 @@ export function installErrorHandling(app: FastifyInstance) {
     }
   })
 
-  // Routing happens before any hook; an empty segment must fall through to "no route" before auth runs.
-  app.addHook('onRequest', (request, reply, done) => (hasEmptyParam(request.params) ? reply.callNotFound() : done()))
+  // Routing happens before any hook; an empty segment must fall through to "no route" before auth
+  // runs. An OPTIONS that is not a CORS preflight (Origin and Access-Control-Request-Method) is an
+  // ordinary request to a path without an OPTIONS route: 405, as behind FastAPI's CORS middleware.
+  app.addHook('onRequest', (request, reply, done) => {
+    const preflight = request.headers.origin !== undefined && request.headers['access-control-request-method'] !== undefined
+    if (hasEmptyParam(request.params) || (request.method === 'OPTIONS' && !preflight)) return reply.callNotFound()
+    done()
+  })
   app.setErrorHandler(errorHandler)
   app.setNotFoundHandler((request, reply) => {
     const [path, query] = splitUrl(request.url)
@@ -119,4 +126,57 @@ export const hasEmptyParam = (params: unknown) =>
 function splitUrl(url: string): [string, string] {
   const q = url.indexOf('?')
   return q < 0 ? [url, ''] : [url.slice(0, q), url.slice(q)]
+}
+
+/** Path parameters of any length route (Starlette has no limit; Node's header limit bounds the URL). */
+export const MAX_PARAM_LENGTH = 65_536
+
+/**
+ * The URL as the router should see it. Uvicorn decodes a path leniently (Python's `unquote`): an
+ * escape that is not `%XX` stays as it is, and bytes that are not UTF-8 become U+FFFD. The router
+ * here refuses such a path outright, so a path it cannot decode is re-encoded the lenient way first;
+ * the route then answers as the real service does (a 422 on a UUID parameter, say).
+ */
+export function lenientUrl(url: string): string {
+  const q = url.indexOf('?')
+  const path = q < 0 ? url : url.slice(0, q)
+  try {
+    decodeURIComponent(path)
+    return url
+  } catch {
+    const repaired = path.split('/').map((segment) => encodeURIComponent(unquote(segment))).join('/')
+    return q < 0 ? repaired : repaired + url.slice(q)
+  }
+}
+
+function unquote(segment: string): string {
+  const bytes: number[] = []
+  for (let i = 0; i < segment.length; ) {
+    if (segment[i] === '%' && /^[0-9a-fA-F]{2}$/.test(segment.slice(i + 1, i + 3))) {
+      bytes.push(parseInt(segment.slice(i + 1, i + 3), 16))
+      i += 3
+    } else {
+      const char = String.fromCodePoint(segment.codePointAt(i)!)
+      bytes.push(...Buffer.from(char, 'utf8'))
+      i += char.length
+    }
+  }
+  return Buffer.from(bytes).toString('utf8')
+}
+
+/**
+ * What a request that is not valid HTTP gets (a broken request line, bad chunking, headers too
+ * large): uvicorn's plain-text 400. A connection that is already gone is just closed.
+ */
+export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
+  const body = 'Invalid HTTP request received.'
+  if (socket.writable && error.code !== 'ECONNRESET') {
+    socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`)
+  } else socket.destroy()
+}
+
+/** Fastify's own routing errors (what is left of them) in the one error shape. */
+export function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
+  const status = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400
+  return sendError(reply, new ApiError(status, phrase(status)))
 }

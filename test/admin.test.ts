@@ -11,7 +11,7 @@ t.test('the clock can be read, advanced, set, frozen and let run', async (t) => 
   t.equal((await api.post('/_hangar/clock', { action: 'unfreeze' })).body.frozen, false)
   t.equal((await api.post('/_hangar/clock', { action: 'freeze' })).body.frozen, true)
   t.equal(clock.frozen, true, 'the app\'s own clock moved')
-  t.same((await api.post('/_hangar/clock', { action: 'advance' })).body, { detail: 'advance needs "ms": a number of milliseconds.' })
+  t.same((await api.post('/_hangar/clock', { action: 'advance' })).body, { detail: 'advance needs "ms": a number of milliseconds that keeps the clock between the years 1 and 9999.' })
   t.equal((await api.post('/_hangar/clock', { action: 'rewind' })).status, 422)
 })
 

@@ -6,6 +6,7 @@ import { Type } from '@sinclair/typebox'
 import type { EmulatorControls } from '../admin/controls.js'
 import type { Clock } from '../clock.js'
 import { ApiError } from '../errors.js'
+import { MAX_DATETIME_MS, MIN_DATETIME_MS } from '../validation/datetime.js'
 import { RevisionSpeed } from '../lifecycle/revisions.js'
 import { AnyDict, errorResponses, StringEnum, Uuid } from '../schemas/common.js'
 import { Revision, RevisionParams, DeploymentParams } from '../schemas/deployments.js'
@@ -30,6 +31,9 @@ const ClockChange = Type.Object({
   ms: Type.Optional(Type.Number()),
 }, { title: 'ClockChange' })
 const ResetRequest = Type.Union([Type.Object({ workspace: Type.Optional(Uuid()) }), Type.Null()])
+/** The clock stays within the dates the real services' datetimes can hold. */
+const inRange = (at: number) => at >= MIN_DATETIME_MS && at <= MAX_DATETIME_MS
+const RANGE = 'between the years 1 and 9999'
 const FORCEABLE = ['DEPLOYED', 'CREATE_FAILED', 'BUILD_FAILED', 'DEPLOY_FAILED', 'INTERRUPTED'] as const
 
 export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async (app, { clock, controls, deployments }) => {
@@ -49,10 +53,10 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
     else if (action === 'unfreeze') clock.unfreeze()
     else if (action === 'set') {
       const at = typeof to === 'number' ? to : to === undefined ? Number.NaN : Date.parse(to)
-      if (!Number.isFinite(at)) throw ApiError.badRequest('set needs "to": an ISO instant or epoch milliseconds.')
+      if (!inRange(at)) throw ApiError.badRequest(`set needs "to": an ISO instant or epoch milliseconds, ${RANGE}.`)
       clock.set(at)
     } else {
-      if (ms === undefined || !Number.isFinite(ms)) throw ApiError.badRequest('advance needs "ms": a number of milliseconds.')
+      if (ms === undefined || !inRange(clock.now() + ms)) throw ApiError.badRequest(`advance needs "ms": a number of milliseconds that keeps the clock ${RANGE}.`)
       clock.advance(ms)
     }
     return clockState()

@@ -8,6 +8,7 @@ import { Type } from '@sinclair/typebox'
 import type { Clock } from '../clock.js'
 import { runResult } from '../agent/runs.js'
 import { ApiError } from '../errors.js'
+import { MAX_DATETIME_MS, MIN_DATETIME_MS } from '../validation/datetime.js'
 import { publicBase } from '../public-url.js'
 import { errorResponses } from '../schemas/common.js'
 import {
@@ -135,10 +136,13 @@ export const tracingRoutes: FastifyPluginAsyncTypebox<FeedbackRoutesOptions> = a
     return records.filter((f) => f.run_id === null || may(f.run_id))
   }
   const expiry = (input: FeedbackIngestTokenCreate) => {
-    if (input.expires_at) return Date.parse(input.expires_at)
     const d = input.expires_in
-    if (d && (d.days || d.hours || d.minutes)) return clock.now() + (((d.days ?? 0) * 24 + (d.hours ?? 0)) * 60 + (d.minutes ?? 0)) * 60_000
-    return clock.now() + options.ttlSeconds * 1000
+    const at = input.expires_at ? Date.parse(input.expires_at)
+      : d && (d.days || d.hours || d.minutes) ? clock.now() + (((d.days ?? 0) * 24 + (d.hours ?? 0)) * 60 + (d.minutes ?? 0)) * 60_000
+        : clock.now() + options.ttlSeconds * 1000
+    // What Python's datetime can hold (years 1 to 9999); beyond, the real service could not answer either.
+    if (!(at >= MIN_DATETIME_MS && at <= MAX_DATETIME_MS)) throw ApiError.badRequest('The token\'s expiry is outside the dates a datetime can hold (years 1 to 9999).')
+    return at
   }
 
   app.post('/feedback/tokens', {
@@ -148,9 +152,11 @@ export const tracingRoutes: FastifyPluginAsyncTypebox<FeedbackRoutesOptions> = a
     },
   }, async (request) => {
     const base = publicBase(request, options.publicUrl)
-    const create = (input: FeedbackIngestTokenCreate) =>
-      presentToken(feedback.createToken({ runId: runOf(input.run_id, request.tenantId).run_id, key: input.feedback_key, config: input.feedback_config ?? null, expiresAt: expiry(input), baseUrl: base }))
-    return Array.isArray(request.body) ? request.body.map(create) : create(request.body)
+    // Every item is checked (its run, its expiry) before any token is written.
+    const inputs = [request.body].flat().map((input) => ({ input, runId: runOf(input.run_id, request.tenantId).run_id, expiresAt: expiry(input) }))
+    const created = inputs.map(({ input, runId, expiresAt }) =>
+      presentToken(feedback.createToken({ runId, key: input.feedback_key, config: input.feedback_config ?? null, expiresAt, baseUrl: base })))
+    return Array.isArray(request.body) ? created : created[0]
   })
 
   app.get('/feedback/tokens', {

@@ -26,6 +26,8 @@ export interface RunRoutesOptions {
   clock: Clock
   heartbeatMs: number
   publicUrl: string
+  /** Runs `fn` in one database transaction: all of it is written, or none. */
+  transaction: <T>(fn: () => T) => T
   /** Where streams register, so that shutdown can end them. */
   openStreams: OpenStreams
   /** After how many events an injected fault cuts this request's stream (undefined: never). */
@@ -65,13 +67,24 @@ export const runRoutes: FastifyPluginAsyncTypebox<RunRoutesOptions> = async (app
     return run
   }
 
-  /** Creates a run from a RunCreate body on a thread (`null`: a stateless run on a temporary thread). */
-  const createRun = (request: FastifyRequest, threadId: string | null, body: RunCreate): RunRecord => {
-    const scope = request.agentScope
+  const assistantFor = (scope: string, body: RunCreate) => {
     const assistant = assistants.get(scope, resolveAssistantId(engine, body.assistant_id))
     if (!assistant) {
       throw ApiError.notFound(`No assistant found for "${body.assistant_id}". Make sure the assistant ID is for a valid assistant or a valid graph ID.`)
     }
+    return assistant
+  }
+
+  /**
+   * Creates a run from a RunCreate body on a thread (`null`: a stateless run on a temporary thread).
+   * One transaction: a run refused (a busy thread) leaves the thread as it was, and no thread it
+   * would have created. The run starts only after the transaction committed (it is scheduled).
+   */
+  const createRun = (request: FastifyRequest, threadId: string | null, body: RunCreate): RunRecord =>
+    options.transaction(() => startRun(request, threadId, body, assistantFor(request.agentScope, body)))
+
+  const startRun = (request: FastifyRequest, threadId: string | null, body: RunCreate, assistant: ReturnType<typeof assistantFor>): RunRecord => {
+    const scope = request.agentScope
     let thread: Thread | undefined
     if (threadId === null) thread = threads.create(scope, randomUUID(), {})
     else {
@@ -240,5 +253,9 @@ export const runRoutes: FastifyPluginAsyncTypebox<RunRoutesOptions> = async (app
 
   app.post('/runs/batch', {
     schema: { tags: statelessTags, summary: 'Create Run Batch', body: Type.Array(RunCreate, { minItems: 1 }), response: { 200: Type.Array(Run), ...errorResponses(404, 422) } },
-  }, async (request) => request.body.map((body) => presentRun(createRun(request, null, body))))
+  }, async (request) => {
+    // Every item is checked before any run is created: one unknown assistant creates none.
+    const planned = request.body.map((body) => ({ body, assistant: assistantFor(request.agentScope, body) }))
+    return options.transaction(() => planned.map(({ body, assistant }) => presentRun(startRun(request, null, body, assistant))))
+  })
 }

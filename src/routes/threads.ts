@@ -31,6 +31,8 @@ export interface ThreadRoutesOptions {
   runs: RunRepository
   engine: GraphEngine
   manager: RunManager
+  /** Runs `fn` in one database transaction: all of it is written, or none. */
+  transaction: <T>(fn: () => T) => T
 }
 
 const tags = ['Threads']
@@ -104,11 +106,15 @@ export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = asyn
       if (body.if_exists === 'do_nothing') return presentThread(existing)
       throw ApiError.conflict('Thread already exists')
     }
-    const thread = threads.create(request.agentScope, id, body.metadata ?? {})
-    for (const superstep of body.supersteps ?? []) {
-      for (const update of superstep.updates) applyUpdate(threads.bySeq(thread.seq)!, update.values ?? update.command?.update ?? null, update.as_node)
-    }
-    return presentThread(threads.bySeq(thread.seq)!)
+    // A superstep the graph refuses (a 400) leaves no thread behind.
+    const thread = options.transaction(() => {
+      const created = threads.create(request.agentScope, id, body.metadata ?? {})
+      for (const superstep of body.supersteps ?? []) {
+        for (const update of superstep.updates) applyUpdate(threads.bySeq(created.seq)!, update.values ?? update.command?.update ?? null, update.as_node)
+      }
+      return threads.bySeq(created.seq)!
+    })
+    return presentThread(thread)
   })
 
   app.post('/threads/search', {

@@ -7,6 +7,7 @@
 import type { TSchema } from '@sinclair/typebox'
 import type { PydanticError } from '../errors.js'
 import { parseUuid } from './uuid.js'
+import { fromTimestamp, parseDatetime } from './datetime.js'
 
 export type Loc = (string | number)[]
 /** Validates `input` at `loc`; pushes errors and returns INVALID on failure, else the validated value. */
@@ -45,7 +46,7 @@ export function compile(schema: TSchema): Check {
     case 'array':
       return list(schema)
     case 'string':
-      return schema.format === 'uuid' ? uuid : string(schema)
+      return schema.format === 'uuid' ? uuid : schema.format === 'date-time' ? datetime : string(schema)
     case 'integer':
       return bounded(integer, schema)
     case 'number':
@@ -128,6 +129,7 @@ function unionTag(schema: TSchema): string {
   if (schema.type === 'array') return `list[${unionTag((schema.items as TSchema) ?? {})}]`
   if (schema.type === 'object') return (schema.title as string | undefined) ?? 'dict[str,any]'
   if (schema.format === 'uuid') return 'uuid'
+  if (schema.format === 'date-time') return 'datetime'
   return names[schema.type as string] ?? 'any'
 }
 
@@ -231,6 +233,14 @@ const uuid: Check = (input, loc, errors) => {
   const parsed = parseUuid(input)
   if (parsed.ok) return parsed.value
   return fail(errors, err('uuid_parsing', loc, `Input should be a valid UUID, ${parsed.error}`, input, { error: parsed.error }))
+}
+
+/** A datetime (text, or a Unix timestamp); passed on as ISO 8601 text in UTC. */
+const datetime: Check = (input, loc, errors) => {
+  const parsed = typeof input === 'string' ? parseDatetime(input) : typeof input === 'number' ? fromTimestamp(input) : undefined
+  if (parsed === undefined) return fail(errors, err('datetime_type', loc, 'Input should be a valid datetime', input))
+  if (parsed.ok) return parsed.iso
+  return fail(errors, err('datetime_from_date_parsing', loc, `Input should be a valid datetime or date, ${parsed.error}`, input, { error: parsed.error }))
 }
 
 const INT_STRING = /^[+-]?\d+(\.0*)?$/
