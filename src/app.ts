@@ -235,6 +235,7 @@ export function buildApp(options: AppOptions = {}): App {
   // The emulator's own control plane.
   const controls = new EmulatorControls({ db, manager, seed, onFullReset: () => { faults.clear(); journal.clear() }, forget: (tenantId) => {
     seeder.forget(tenantId)
+    deployments.invalidate()
     if (tenantId === undefined) seededScopes.clear()
   } })
   app.register(async (scope) => {

@@ -1,13 +1,13 @@
 // The request journal: the last N requests hangar answered, with what was asked and answered, for
 // tests and debugging. A ring of fixed capacity holds them, so memory stays bounded whatever the
-// load; secrets are redacted before anything is stored, and bodies are cut to 4 KiB of text.
+// load (a body is kept up to 64 KiB). Secrets are redacted, and bodies cut to 4 KiB of text, when
+// the journal is read: nothing of that work is on the path of the request.
 
 import { performance } from 'node:perf_hooks'
-import { Transform, type Readable } from 'node:stream'
-import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Clock } from '../clock.js'
 import { globToRegExp } from './faults.js'
+import { rawBodyOf } from '../validation/request.js'
 import { redactHeaders, redactQuery, renderBody, type HeaderMap } from './redaction.js'
 
 export type { HeaderMap } from './redaction.js'
@@ -43,10 +43,31 @@ export interface JournalFilter {
 export const isHangarOwnPath = (path: string) =>
   path === '/_hangar' || path.startsWith('/_hangar/') || path === '/ok' || path.startsWith('/docs') || path === '/openapi.json'
 
+/**
+ * What is kept of a request until someone reads the journal: the header objects as they were (Node
+ * builds a fresh one per request and never changes it), the response's header block, the body as
+ * parsed. Redacting and copying happen when the journal is read, not on the request's path.
+ */
+export interface Recorded {
+  time: number
+  method: string
+  path: string
+  query: string
+  status: number
+  latency_ms: number
+  workspace: string | null
+  requestHeaders: Record<string, unknown>
+  body: { bytes: Buffer; contentType: string | undefined; length: number } | undefined
+  /** The raw header block that went on the wire, or the headers Fastify held. */
+  responseHeaders: string | Record<string, unknown>
+}
+
+type Stored = Recorded & { id: number; rendered?: JournalEntry }
+
 /** A ring buffer of the newest `capacity` entries, newest first when listed. */
 export class RequestJournal {
   readonly capacity: number
-  readonly #ring: (JournalEntry | undefined)[]
+  readonly #ring: (Stored | undefined)[]
   /** The slot the next entry goes to. */
   #next = 0
   #size = 0
@@ -55,7 +76,7 @@ export class RequestJournal {
   constructor(capacity: number) {
     if (!Number.isInteger(capacity) || capacity < 0) throw new RangeError(`journal capacity must be a non-negative integer, got ${capacity}`)
     this.capacity = capacity
-    this.#ring = new Array<JournalEntry | undefined>(capacity).fill(undefined)
+    this.#ring = new Array<Stored | undefined>(capacity).fill(undefined)
   }
 
   get size(): number {
@@ -67,17 +88,17 @@ export class RequestJournal {
     return this.#ring.length
   }
 
-  /** Stores an entry (overwriting the oldest when full) and returns it with its id. */
-  record(entry: Omit<JournalEntry, 'id'>): JournalEntry | undefined {
+  /** Stores a request (overwriting the oldest when full); returns its id. */
+  record(entry: Recorded): number | undefined {
     if (this.capacity === 0) return undefined
-    const stored = { id: ++this.#lastId, ...entry }
-    this.#ring[this.#next] = stored
+    const id = ++this.#lastId
+    this.#ring[this.#next] = { id, ...entry }
     this.#next = (this.#next + 1) % this.capacity
     this.#size = Math.min(this.#size + 1, this.capacity)
-    return stored
+    return id
   }
 
-  /** Entries that pass the filter, newest first. */
+  /** Entries that pass the filter, newest first, with their secrets redacted. */
   list(filter: JournalFilter = {}): JournalEntry[] {
     const accepts = compileFilter(filter)
     const limit = filter.limit ?? Infinity
@@ -85,7 +106,7 @@ export class RequestJournal {
     for (let i = 1; i <= this.#size && out.length < limit; i++) {
       const entry = this.#ring[(this.#next - i + this.capacity) % this.capacity]!
       if (filter.since_id !== undefined && entry.id <= filter.since_id) break
-      if (accepts(entry)) out.push(entry)
+      if (accepts(entry)) out.push((entry.rendered ??= render(entry)))
     }
     return out
   }
@@ -98,8 +119,38 @@ export class RequestJournal {
   }
 }
 
-function compileFilter(filter: JournalFilter): (entry: JournalEntry) => boolean {
-  const checks: ((entry: JournalEntry) => boolean)[] = []
+function render(entry: Stored): JournalEntry {
+  return {
+    id: entry.id,
+    time: new Date(entry.time).toISOString(),
+    method: entry.method,
+    path: entry.path,
+    query: redactQuery(entry.query),
+    status: entry.status,
+    latency_ms: entry.latency_ms,
+    workspace: entry.workspace,
+    request_headers: redactHeaders(entry.requestHeaders),
+    request_body: entry.body === undefined ? null : renderBody(entry.body.bytes, entry.body.contentType, entry.body.length > entry.body.bytes.length ? entry.body.length : undefined),
+    response_headers: typeof entry.responseHeaders === 'string' ? redactHeaders(parseHeaderBlock(entry.responseHeaders)) : redactHeaders(entry.responseHeaders),
+  }
+}
+
+/** The headers of a raw `HTTP/1.1 …` block, names lowercased, repeated ones as lists. */
+function parseHeaderBlock(block: string): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = {}
+  for (const line of block.split('\r\n').slice(1)) {
+    const colon = line.indexOf(':')
+    if (colon <= 0) continue
+    const name = line.slice(0, colon).trim().toLowerCase()
+    const value = line.slice(colon + 1).trim()
+    const seen = headers[name]
+    headers[name] = seen === undefined ? value : [seen, value].flat()
+  }
+  return headers
+}
+
+function compileFilter(filter: JournalFilter): (entry: Stored) => boolean {
+  const checks: ((entry: Stored) => boolean)[] = []
   if (filter.method) {
     const method = filter.method.toUpperCase()
     checks.push((e) => e.method === method)
@@ -127,80 +178,28 @@ function compileFilter(filter: JournalFilter): (entry: JournalEntry) => boolean 
 
 // ---- Recording -----------------------------------------------------------------------------
 
-/** Copies a request body as Fastify reads it (at most `limit` bytes), without changing the stream. */
-class BodyCapture {
-  readonly #chunks: Buffer[] = []
-  #bytes = 0
-  #rendered: string | null | undefined
-
-  constructor(
-    readonly limit: number,
-    readonly contentType: string | undefined,
-  ) {}
-
-  tap(source: Readable): Readable {
-    const tap = new Transform({
-      transform: (chunk: Buffer, _encoding, callback) => {
-        if (this.#bytes < this.limit) this.#chunks.push(chunk.subarray(0, this.limit - this.#bytes))
-        this.#bytes += chunk.length
-        callback(null, chunk)
-      },
-      flush: (callback) => {
-        this.text() // render now, so the raw chunks are not kept while a long response goes on
-        callback()
-      },
-    })
-    source.on('error', (error) => tap.destroy(error))
-    source.on('close', () => {
-      if (!source.readableEnded) tap.destroy(new Error('request body aborted'))
-    })
-    source.pipe(tap)
-    return tap
-  }
-
-  text(): string | null {
-    if (this.#rendered === undefined) {
-      this.#rendered = renderBody(Buffer.concat(this.#chunks), this.contentType)
-      this.#chunks.length = 0
-    }
-    return this.#rendered
-  }
-}
-
 interface Pending {
   started: number
   time: number
-  body: BodyCapture | undefined
   recorded: boolean
 }
-
-const hasBody = (headers: IncomingHttpHeaders) =>
-  headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0')
 
 const splitUrl = (url: string): [string, string] => {
   const q = url.indexOf('?')
   return q < 0 ? [url, ''] : [url.slice(0, q), url.slice(q + 1)]
 }
 
-/** The headers that went on the wire (also those a hijacked reply wrote itself), else Fastify's. */
-function sentHeaders(reply: FastifyReply): HeaderMap {
-  const block = (reply.raw as unknown as { _header?: unknown })._header
-  if (typeof block !== 'string') return redactHeaders(reply.getHeaders())
-  const headers: Record<string, string | string[]> = {}
-  for (const line of block.split('\r\n').slice(1)) {
-    const colon = line.indexOf(':')
-    if (colon <= 0) continue
-    const name = line.slice(0, colon).trim().toLowerCase()
-    const value = line.slice(colon + 1).trim()
-    const seen = headers[name]
-    headers[name] = seen === undefined ? value : [seen, value].flat()
-  }
-  return redactHeaders(headers)
+/** A body kept for the journal: small ones as they are, long ones cut to what the journal shows. */
+function keptBody(body: Buffer | undefined, contentType: string | undefined): Recorded['body'] {
+  if (body === undefined || body.length === 0) return undefined
+  // Only what can be shown is kept (a copy, so the whole body is not held), with its full length.
+  return { bytes: body.length <= KEEP_BYTES ? body : Buffer.from(body.subarray(0, KEEP_BYTES)), contentType, length: body.length }
 }
+const KEEP_BYTES = 64 * 1024
 
 /**
- * Records every request whose path is not excluded: noted at `onRequest`, its body copied as it is
- * read (`preParsing`), recorded at `onResponse` — or, for a reply that never finishes (a hijacked
+ * Records every request whose path is not excluded: noted at `onRequest`, recorded (with the body
+ * as the parser read it) at `onResponse` — or, for a reply that never finishes (a hijacked
  * stream the client left, a client gone before the answer), when the connection closes. A stream
  * is recorded when it ends, with its status (200) and its whole duration; a client that left
  * before any answer is recorded with 499. Install before any route plugin is registered.
@@ -208,7 +207,6 @@ function sentHeaders(reply: FastifyReply): HeaderMap {
 export function installJournal(app: FastifyInstance, journal: RequestJournal, clock: Clock, options: { exclude: (path: string) => boolean }) {
   if (journal.capacity === 0) return
   const pending = new WeakMap<FastifyRequest, Pending>()
-  const bodyLimit = app.initialConfig.bodyLimit ?? 1024 * 1024
 
   const record = (request: FastifyRequest, reply: FastifyReply) => {
     const [path, query] = splitUrl(request.url)
@@ -216,37 +214,33 @@ export function installJournal(app: FastifyInstance, journal: RequestJournal, cl
     if (state === undefined) {
       // Answered before our onRequest hook ran (an earlier hook replied): still worth recording.
       if (options.exclude(path)) return
-      state = { started: performance.now() - Math.max(0, reply.elapsedTime), time: clock.now(), body: undefined, recorded: false }
+      state = { started: performance.now() - Math.max(0, reply.elapsedTime), time: clock.now(), recorded: false }
       pending.set(request, state)
     }
     if (state.recorded) return
     state.recorded = true
     const raw = reply.raw
+    const block = (raw as unknown as { _header?: unknown })._header
     journal.record({
-      time: new Date(state.time).toISOString(),
+      time: state.time,
       method: request.method,
       path,
-      query: redactQuery(query),
+      query,
       status: raw.headersSent ? raw.statusCode : 499,
       latency_ms: Math.round((performance.now() - state.started) * 1000) / 1000,
       workspace: request.tenantId || null,
-      request_headers: redactHeaders(request.headers),
-      request_body: state.body?.text() ?? null,
-      response_headers: raw.headersSent ? sentHeaders(reply) : {},
+      requestHeaders: request.headers,
+      body: keptBody(rawBodyOf(request), request.headers['content-type']),
+      // What went on the wire (also what a hijacked reply wrote itself), else what Fastify held.
+      responseHeaders: !raw.headersSent ? {} : typeof block === 'string' ? block : { ...reply.getHeaders() },
     })
   }
 
   app.addHook('onRequest', (request, reply, done) => {
     if (options.exclude(splitUrl(request.url)[0])) return done()
-    pending.set(request, { started: performance.now(), time: clock.now(), body: undefined, recorded: false })
+    pending.set(request, { started: performance.now(), time: clock.now(), recorded: false })
     reply.raw.once('close', () => record(request, reply))
     done()
-  })
-  app.addHook('preParsing', (request, _reply, payload, done) => {
-    const state = pending.get(request)
-    if (state === undefined || !hasBody(request.headers)) return done(null, payload)
-    state.body = new BodyCapture(bodyLimit, request.headers['content-type'])
-    done(null, state.body.tap(payload))
   })
   app.addHook('onResponse', (request, reply, done) => {
     record(request, reply)

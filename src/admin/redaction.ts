@@ -58,8 +58,11 @@ function redactText(text: string): string {
 /** A query string (without `?`) with secret parameters redacted. */
 export const redactQuery = (query: string) => query.replace(SECRET_PARAM, `$1$2${REDACTED}`)
 
-/** A request body as stored: redacted, then cut to 4 KiB of UTF-8 text. */
-export function renderBody(body: Buffer, contentType: string | undefined): string | null {
+/**
+ * A request body as shown: redacted, then cut to 4 KiB of UTF-8 text. `fullLength` is the length
+ * the body had when only its start was kept.
+ */
+export function renderBody(body: Buffer, contentType: string | undefined, fullLength?: number): string | null {
   if (body.length === 0) return null
   const text = body.toString('utf8')
   if (contentType === undefined || /[/+]json\b/i.test(contentType)) {
@@ -67,19 +70,19 @@ export function renderBody(body: Buffer, contentType: string | undefined): strin
       const parsed: unknown = JSON.parse(text)
       const redacted = redactJson(parsed)
       // Re-serialized only when something was hidden: otherwise the body is kept exactly as sent.
-      return truncate(redacted === parsed ? text : JSON.stringify(redacted))
+      return truncate(redacted === parsed ? text : JSON.stringify(redacted), fullLength)
     } catch {
       // Not JSON after all (a 422 in the making): redacted by pattern below.
     }
   }
-  return truncate(redactText(text))
+  return truncate(redactText(text), fullLength)
 }
 
 /** At most BODY_LIMIT_BYTES of UTF-8 (never cutting a character), then a marker saying how much there was. */
-export function truncate(text: string): string {
+export function truncate(text: string, fullLength?: number): string {
   const bytes = Buffer.from(text, 'utf8')
   if (bytes.length <= BODY_LIMIT_BYTES) return text
   let cut = BODY_LIMIT_BYTES
   while (cut > 0 && (bytes[cut] & 0xc0) === 0x80) cut--
-  return `${bytes.subarray(0, cut).toString('utf8')}…[truncated, ${bytes.length} bytes]`
+  return `${bytes.subarray(0, cut).toString('utf8')}…[truncated, ${fullLength ?? bytes.length} bytes]`
 }

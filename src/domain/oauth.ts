@@ -24,9 +24,18 @@ export const codeChallenge = (verifier: string, method: string | null) =>
  * a request carrying only a workspace header acts as that workspace's anonymous user.
  */
 export function callerId(credential: string | undefined, tenantId: string): string {
-  const hex = createHash('sha256').update(credential ? `key:${credential}` : `tenant:${tenantId}`).digest('hex')
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`
+  const source = credential ? `key:${credential}` : `tenant:${tenantId}`
+  let id = knownCallers.get(source)
+  if (id === undefined) {
+    const hex = createHash('sha256').update(source).digest('hex')
+    id = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`
+    // Every request asks; a few credentials are in use at a time. Bounded: forgotten wholesale when full.
+    if (knownCallers.size >= 1024) knownCallers.clear()
+    knownCallers.set(source, id)
+  }
+  return id
 }
+const knownCallers = new Map<string, string>()
 
 /** A provider from a create request or a fixture; a provider without PKCE has no challenge method. */
 export function newProvider(request: OAuthProviderCreateRequest & { account_label?: string | null }): NewProvider {

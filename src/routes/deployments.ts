@@ -47,8 +47,8 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions
    * a github deployment also shows as its `custom_url` (the spec: "set automatically for github
    * source deployments (read only)"). What is stored stays null, so PATCH rules see the user's value.
    */
-  const present = (request: FastifyRequest, deployment: Deployment): Deployment => {
-    const url = `${publicBase(request, publicUrl)}${DEPLOYED_AGENT_PREFIX.replace(':deployment_id', deployment.id)}`
+  const present = (request: FastifyRequest, deployment: Deployment, base = publicBase(request, publicUrl)): Deployment => {
+    const url = `${base}${DEPLOYED_AGENT_PREFIX.replace(':deployment_id', deployment.id)}`
     const sourceConfig = deployment.source === 'github' && deployment.source_config.custom_url == null
       ? { ...deployment.source_config, custom_url: url }
       : deployment.source_config
@@ -76,7 +76,8 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions
       tagValueIds: csv(q.tag_value_ids),
     }
     const resources = deployments.list(request.tenantId, filter, q.limit!, q.offset!)
-    return { resources: resources.map((deployment) => present(request, deployment)), offset: q.offset! + resources.length }
+    const base = publicBase(request, publicUrl)
+    return { resources: resources.map((deployment) => present(request, deployment, base)), offset: q.offset! + resources.length }
   })
 
   app.post('/v2/deployments', {

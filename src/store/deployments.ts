@@ -13,6 +13,7 @@ import {
   type RevisionStatus,
 } from '../lifecycle/revisions.js'
 import type { Deployment, Revision, SourceConfig, SourceRevisionConfig } from '../schemas/deployments.js'
+import type { Statement } from 'better-sqlite3'
 import { iso, type Db } from './db.js'
 
 interface DeploymentRow {
@@ -66,6 +67,18 @@ export interface DeploymentFilter {
   tagValueIds?: string[] | null
 }
 
+/** The list's filters: a parameter and the condition it adds when given (at most 2^7 statements). */
+const LIST_FILTERS: readonly [string, string][] = [
+  ['name', 'instr(casefold(name), casefold(@name)) > 0'],
+  ['status', 'status = @status'],
+  ['type', "json_extract(source_config, '$.deployment_type') = @type"],
+  ['ids', 'id IN (SELECT value FROM json_each(@ids))'],
+  ['remote', "(json_extract(source_config, '$.listener_id') IS NOT NULL) = @remote"],
+  ['imageVersion', 'image_version = @imageVersion'],
+  // No deployment carries tags: any tag filter matches none.
+  ['tags', '@tags IS NULL'],
+]
+
 const bool = (value: boolean | null | undefined) => (value == null ? null : value ? 1 : 0)
 const TERMINAL_SQL = TERMINAL_STATUSES.map((s) => `'${s}'`).join(', ')
 
@@ -114,6 +127,9 @@ export class DeploymentRepository {
   readonly #clock: Clock
   readonly #defaultSpeed: RevisionSpeed
   readonly #sql
+  /** When the earliest scheduled transition is due (epoch ms); -Infinity: unknown, look. */
+  #nextDue = Number.NEGATIVE_INFINITY
+  readonly #listStatements = new Map<string, Statement<Record<string, unknown>, DeploymentRow>>()
 
   constructor(db: Db, clock: Clock, defaultSpeed: RevisionSpeed) {
     this.#db = db
@@ -123,19 +139,10 @@ export class DeploymentRepository {
     const view = 'SELECT * FROM deployment_view'
     this.#sql = {
       due: db.prepare<[number], RevisionRow>('SELECT * FROM revisions WHERE next_at <= ?'),
+      nextDue: db.prepare<[], { next_at: number | null }>('SELECT min(next_at) AS next_at FROM revisions WHERE next_at IS NOT NULL'),
       setStatus: db.prepare('UPDATE revisions SET status = ?, status_at = ?, next_at = ? WHERE seq = ?'),
       get: db.prepare<[string, string], DeploymentRow>(`${view} WHERE tenant_id = ? AND id = ?`),
       nameTaken: db.prepare<[string, string], { seq: number }>('SELECT seq FROM deployments WHERE tenant_id = ? AND name = ?'),
-      list: db.prepare<Record<string, unknown>, DeploymentRow>(`${view}
-        WHERE tenant_id = @tenant
-          AND (@name IS NULL OR instr(casefold(name), casefold(@name)) > 0)
-          AND (@status IS NULL OR status = @status)
-          AND (@type IS NULL OR json_extract(source_config, '$.deployment_type') = @type)
-          AND (@ids IS NULL OR id IN (SELECT value FROM json_each(@ids)))
-          AND (@remote IS NULL OR (json_extract(source_config, '$.listener_id') IS NOT NULL) = @remote)
-          AND (@imageVersion IS NULL OR image_version = @imageVersion)
-          AND @tags IS NULL
-        ORDER BY seq DESC LIMIT @limit OFFSET @offset`),
       insertDeployment: db.prepare(`INSERT INTO deployments
         (id, tenant_id, name, source, source_config, secrets, secret_references, image_version, speed, created_at, updated_at)
         VALUES (@id, @tenant_id, @name, @source, @source_config, @secrets, @secret_references, NULL, NULL, @now, @now)`),
@@ -161,18 +168,29 @@ export class DeploymentRepository {
     }
   }
 
-  /** Persists every revision transition that is due now. Returns how many revisions moved. */
+  /**
+   * Persists every revision transition that is due now. Returns how many revisions moved. The
+   * earliest transition still to come is remembered, so a read before it costs no query at all.
+   */
   settle(): number {
     const now = this.#clock.now()
+    if (now < this.#nextDue) return 0
     const due = this.#sql.due.all(now)
-    if (due.length === 0) return 0
-    this.#db.transaction(() => {
-      for (const row of due) {
-        const position = statusAt(anchorOf(row), now)
-        this.#sql.setStatus.run(position.status, position.since, position.nextAt, row.seq)
-      }
-    })()
+    if (due.length > 0) {
+      this.#db.transaction(() => {
+        for (const row of due) {
+          const position = statusAt(anchorOf(row), now)
+          this.#sql.setStatus.run(position.status, position.since, position.nextAt, row.seq)
+        }
+      })()
+    }
+    this.#nextDue = this.#sql.nextDue.get()?.next_at ?? Number.POSITIVE_INFINITY
     return due.length
+  }
+
+  /** Forgets when the next transition is due (revisions were written elsewhere: a state import). */
+  invalidate(): void {
+    this.#nextDue = Number.NEGATIVE_INFINITY
   }
 
   nameTaken(tenantId: string, name: string): boolean {
@@ -206,20 +224,27 @@ export class DeploymentRepository {
 
   list(tenantId: string, filter: DeploymentFilter, limit: number, offset: number): Deployment[] {
     this.settle()
-    return this.#sql.list
-      .all({
-        tenant: tenantId,
-        name: filter.nameContains ?? null,
-        status: filter.status ?? null,
-        type: filter.deploymentType ?? null,
-        ids: filter.ids ? JSON.stringify(filter.ids) : null,
-        remote: bool(filter.remoteReconciled),
-        imageVersion: filter.imageVersion ?? null,
-        tags: filter.tagValueIds && filter.tagValueIds.length > 0 ? JSON.stringify(filter.tagValueIds) : null,
-        limit,
-        offset,
-      })
-      .map(toDeployment)
+    const params: Record<string, unknown> = {
+      tenant: tenantId,
+      name: filter.nameContains ?? null,
+      status: filter.status ?? null,
+      type: filter.deploymentType ?? null,
+      ids: filter.ids ? JSON.stringify(filter.ids) : null,
+      remote: bool(filter.remoteReconciled),
+      imageVersion: filter.imageVersion ?? null,
+      tags: filter.tagValueIds && filter.tagValueIds.length > 0 ? JSON.stringify(filter.tagValueIds) : null,
+    }
+    // Only the filters given are in the query (an unused `@x IS NULL OR …` still costs per row).
+    const given = LIST_FILTERS.filter(([name]) => params[name] !== null)
+    const key = given.map(([name]) => name).join(',')
+    let statement = this.#listStatements.get(key)
+    if (!statement) {
+      statement = this.#db.prepare<Record<string, unknown>, DeploymentRow>(`SELECT * FROM deployment_view WHERE tenant_id = @tenant
+        ${given.map(([, condition]) => `AND ${condition}`).join(' ')} ORDER BY seq DESC LIMIT @limit OFFSET @offset`)
+      this.#listStatements.set(key, statement)
+    }
+    const bound = Object.fromEntries([['tenant', tenantId], ...given.map(([name]) => [name, params[name]]), ['limit', limit], ['offset', offset]])
+    return statement.all(bound).map(toDeployment)
   }
 
   /** Applies a planned PATCH (and its new revision, if any) in one transaction. */
@@ -359,6 +384,7 @@ export class DeploymentRepository {
         this.#sql.setRevisionSpeed.run(speed, position.since, position.nextAt, revision.seq)
       }
     })()
+    this.invalidate()
     return true
   }
 
@@ -376,6 +402,7 @@ export class DeploymentRepository {
     const now = this.#clock.now()
     const position = statusAt({ ...anchorOf(row), status, since: now }, now)
     this.#sql.setStatus.run(position.status, position.since, position.nextAt, row.seq)
+    this.invalidate()
     return toRevision(this.#sql.revisionBySeq.get(row.seq)!)
   }
 
@@ -386,6 +413,7 @@ export class DeploymentRepository {
   }
 
   #insertRevision(deploymentSeq: number, speed: RevisionSpeed, revision: RevisionInput, now: number): number {
+    this.invalidate()
     this.#sql.skipInProgress.run(now, deploymentSeq)
     const track = trackFor(revision.source, failureFor(revision.config))
     const position = statusAt({ status: track[0], since: now, speed, track }, now)

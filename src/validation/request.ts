@@ -119,16 +119,24 @@ export function compileRequest(schema: FastifySchema): (request: FastifyRequest)
 const JSON_TYPES = ['application/json', /^application\/[\w.!#$&^-]+\+json(\s*;.*)?$/i]
 
 /** Installs body parsing and validation. Call before any route is registered. */
+/** The bytes of a request's body as it was read (for the request journal). */
+export const rawBodyOf = (request: FastifyRequest): Buffer | undefined => rawBodies.get(request)
+const rawBodies = new WeakMap<FastifyRequest, Buffer>()
+
 export function installRequestValidation(app: FastifyInstance) {
   app.setValidatorCompiler(() => () => true)
   app.removeAllContentTypeParsers()
   for (const type of JSON_TYPES) {
-    app.addContentTypeParser(type, { parseAs: 'buffer' }, (_request, body, done) => done(null, parseJsonBody(body as Buffer)))
+    app.addContentTypeParser(type, { parseAs: 'buffer' }, (request, body, done) => {
+      rawBodies.set(request, body as Buffer)
+      done(null, parseJsonBody(body as Buffer))
+    })
   }
   // Anything else reaches validation as text (FastAPI validates the raw bytes, which fail as a model);
   // a body without Content-Type is read as JSON, as FastAPI does.
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
     const buffer = body as Buffer
+    rawBodies.set(request, buffer)
     if (request.headers['content-type'] === undefined) return done(null, parseJsonBody(buffer))
     done(null, buffer.length === 0 ? undefined : buffer.toString('utf8'))
   })
