@@ -1,0 +1,125 @@
+// The baseline every hangar figure is divided by: a bare Fastify app in a process of its own,
+// answering hangar's paths with fixed JSON of the same size as hangar's answers (no database, no
+// validation, no hooks, no logger). The benchmarks measure hangar's answers first and pass their
+// sizes here as `--shape`, so both servers put the same bytes on the wire.
+//
+//   node bench/baseline-server.mjs --port 0 --shape '<json>' [--heartbeat-ms 1000]
+//
+// shape: { get, list, post, thread: bytes of each JSON answer,
+//          frames: [{event, bytes}] of a finished run's stream,
+//          hold: [{event, bytes}] written when a held stream opens, next: {event, bytes} }
+//
+// Routes (the same paths the benchmark clients send to hangar):
+//   GET /ok, GET /v2/deployments/:id, GET /v2/deployments, POST /v2/deployments (201),
+//   POST /threads, POST /threads/search,
+//   POST /threads/:id/runs/stream   writes `frames` and ends; with assistant_id "pipeline" it writes
+//                                   `hold` and stays open, with a heartbeat comment every --heartbeat-ms,
+//   POST /_hangar/clock             {"action":"advance"} writes `next` to every held stream.
+
+import Fastify from 'fastify'
+import { parseArgs } from 'node:util'
+
+const { values: args } = parseArgs({
+  options: {
+    port: { type: 'string', default: '0' },
+    host: { type: 'string', default: '127.0.0.1' },
+    shape: { type: 'string', default: '{}' },
+    'heartbeat-ms': { type: 'string', default: '5000' },
+  },
+})
+const shape = { get: 860, list: 17_000, post: 860, thread: 280, frames: [], hold: [], next: { event: 'values', bytes: 200 }, ...JSON.parse(args.shape) }
+const heartbeatMs = Number(args['heartbeat-ms'])
+
+/** A JSON object shaped like a resource (ids, times, nulls, a nested object) whose JSON text is `bytes` long. */
+function resource(bytes, i = 0) {
+  const fields = [
+    ['id', `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`],
+    ['status', 'READY'],
+    ['tenant_id', '00000000-0000-4000-8000-68616e676172'],
+    ['name', `baseline-${i}`],
+    ['created_at', '2025-01-01T00:00:00.000Z'],
+    ['updated_at', '2025-01-01T00:00:00.000Z'],
+    ['config', { deployment_type: 'dev', listener_id: null, custom_url: null }],
+  ]
+  // As many fields as fit (small SSE frames take few), then a string that makes up the rest.
+  const body = { pad: '' }
+  for (const [key, value] of fields) {
+    const next = { ...body, [key]: value }
+    if (JSON.stringify(next).length > bytes) break
+    Object.assign(body, next)
+  }
+  body.pad = 'x'.repeat(Math.max(0, bytes - JSON.stringify(body).length))
+  return body
+}
+
+/** `{"resources": [n resources], "offset": n}` of `bytes` in all. */
+function list(bytes, n = 20) {
+  const empty = JSON.stringify({ resources: [], offset: n }).length + (n - 1) // the commas
+  const each = Math.floor((bytes - empty) / n)
+  const resources = Array.from({ length: n }, (_, i) => resource(each, i))
+  const body = { resources, offset: n }
+  resources[0].pad += 'x'.repeat(Math.max(0, bytes - JSON.stringify(body).length))
+  return body
+}
+
+/** The data of an SSE frame `event: <e>\ndata: <json>\nid: <i>\n\n` that is `bytes` long in all. */
+function frameData(event, bytes, id) {
+  const overhead = `event: ${event}\ndata: \nid: ${id}\n\n`.length
+  return resource(bytes - overhead, id)
+}
+const frame = (event, data, id) => `event: ${event}\ndata: ${JSON.stringify(data)}\nid: ${id}\n\n`
+
+const answers = {
+  get: resource(shape.get),
+  list: list(shape.list),
+  post: resource(shape.post),
+  thread: resource(shape.thread),
+  threads: list(shape.threads ?? shape.list, 10),
+}
+const frames = shape.frames.map((f, i) => ({ event: f.event, data: frameData(f.event, f.bytes, i) }))
+const hold = shape.hold.map((f, i) => ({ event: f.event, data: frameData(f.event, f.bytes, i) }))
+const next = { event: shape.next.event, data: frameData(shape.next.event, shape.next.bytes, hold.length) }
+
+const app = Fastify({ logger: false })
+const held = new Set()
+
+app.get('/ok', async () => ({ ok: true }))
+app.get('/v2/deployments/:id', async () => answers.get)
+app.get('/v2/deployments', async () => answers.list)
+app.post('/v2/deployments', async (request, reply) => reply.code(201).send(answers.post))
+app.post('/threads', async () => answers.thread)
+app.post('/threads/search', async () => answers.threads.resources)
+
+app.post('/threads/:id/runs/stream', (request, reply) => {
+  reply.hijack()
+  const raw = reply.raw
+  raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' })
+  if (request.body?.assistant_id !== 'pipeline') {
+    frames.forEach((f, i) => raw.write(frame(f.event, f.data, i)))
+    raw.end()
+    return
+  }
+  hold.forEach((f, i) => raw.write(frame(f.event, f.data, i)))
+  const timer = heartbeatMs > 0 ? setInterval(() => raw.write(': heartbeat\n\n'), heartbeatMs).unref() : undefined
+  held.add(raw)
+  raw.once('close', () => {
+    clearInterval(timer)
+    held.delete(raw)
+  })
+})
+
+app.post('/_hangar/clock', async (request) => {
+  if (request.body?.action === 'advance') {
+    for (const raw of held) raw.write(frame(next.event, next.data, hold.length))
+  }
+  return { now: new Date().toISOString(), now_ms: Date.now(), frozen: true }
+})
+
+const url = await app.listen({ port: Number(args.port), host: args.host })
+process.stdout.write(`${JSON.stringify({ level: 30, time: Date.now(), msg: `baseline listening on ${url}` })}\n`)
+for (const signal of ['SIGTERM', 'SIGINT']) {
+  process.once(signal, () => {
+    for (const raw of held) raw.destroy()
+    app.close().then(() => process.exit(0))
+  })
+}

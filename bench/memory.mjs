@@ -1,0 +1,106 @@
+// Memory under sustained load: hangar's RSS after 10k mixed requests and after 100k (quick: 1k and
+// 10k), in one process: the first figure is the baseline of the second. The mix, in turn on each of
+// 50 connections: GET a deployment, list 20, create a deployment (they accumulate), create a thread,
+// search threads, delete the thread it created.
+//
+// The delete keeps the number of threads bounded: `POST /threads/search` reads every thread of the
+// agent server on each call (see docs/benchmarks.md), so with threads piling up (20k by the end)
+// 100k requests take hours. BENCH_MEMORY_KEEP_THREADS=1 leaves the delete out (threads accumulate).
+//
+// hangar runs with a temporary file database (`--db <tmp>/hangar.db`, as `npm start` keeps its
+// state on disk), so RSS is the process's own memory, not the data an in-memory database would
+// hold; `--log-level warn`.
+//   node bench/memory.mjs [--quick]
+
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { DEPLOYMENT_BODY, JSON_HEADERS, QUICK, fmt, json, load, memoryOf, mib, sleep, startHangar, tempDir, textTable } from './lib.mjs'
+
+const KEEP_THREADS = process.env.BENCH_MEMORY_KEEP_THREADS === '1'
+
+let counter = 0
+const uniqueName = () => `mem-${process.pid}-${++counter}`
+
+/** autocannon's request sequence; each connection keeps its last thread's id in its context. */
+function mix(deploymentId) {
+  const requests = [
+    { method: 'GET', path: `/v2/deployments/${deploymentId}` },
+    { method: 'GET', path: '/v2/deployments?limit=20' },
+    { method: 'POST', path: '/v2/deployments', setupRequest: (req) => ({ ...req, body: JSON.stringify(DEPLOYMENT_BODY(uniqueName())) }) },
+    {
+      method: 'POST',
+      path: '/threads',
+      body: '{}',
+      onResponse: (status, body, context) => {
+        if (status === 200) context.threadId = JSON.parse(body).thread_id
+      },
+    },
+    { method: 'POST', path: '/threads/search', body: '{"limit":10}' },
+  ]
+  if (!KEEP_THREADS) requests.push({ method: 'DELETE', path: '/threads', setupRequest: (req, context) => ({ ...req, path: `/threads/${context.threadId}`, body: undefined }) })
+  return requests
+}
+
+/** RSS once the process has been idle a moment (timers, GC), in KiB. */
+async function settledMemory(pid) {
+  await sleep(1000)
+  return memoryOf(pid)
+}
+
+export async function memory({ quick = QUICK, log = console.error } = {}) {
+  const first = quick ? 1_000 : 10_000
+  const total = quick ? 10_000 : 100_000
+  const tmp = tempDir()
+  const hangar = await startHangar({ db: join(tmp.dir, 'hangar.db') }).catch((error) => {
+    tmp.remove()
+    throw error
+  })
+  try {
+    const seeded = []
+    for (let i = 0; i < 20; i++) seeded.push((await json(`${hangar.url}/v2/deployments`, { method: 'POST', headers: JSON_HEADERS, body: DEPLOYMENT_BODY(uniqueName()) }, 201)).id)
+    const start = await settledMemory(hangar.pid)
+    const requests = mix(seeded[0])
+    log(`  memory: ${first} mixed requests …`)
+    const a = await load(hangar.url, { headers: JSON_HEADERS, connections: 50, amount: first, requests, timeout: 60 })
+    const atFirst = await settledMemory(hangar.pid)
+    log(`  memory: ${total - first} more …`)
+    const b = await load(hangar.url, { headers: JSON_HEADERS, connections: 50, amount: total - first, requests, timeout: 60 })
+    const atTotal = await settledMemory(hangar.pid)
+    return {
+      first,
+      total,
+      startKiB: start.rssKiB,
+      firstKiB: atFirst.rssKiB,
+      totalKiB: atTotal.rssKiB,
+      peakKiB: atTotal.peakKiB,
+      ratio: atTotal.rssKiB / atFirst.rssKiB,
+      keepThreads: KEEP_THREADS,
+      firstRun: a,
+      secondRun: b,
+      non2xx: a.non2xx + b.non2xx,
+      errors: a.errors + a.timeouts + b.errors + b.timeouts,
+    }
+  } finally {
+    await hangar.stop()
+    tmp.remove()
+  }
+}
+
+const k = (n) => (n >= 1000 ? `${n / 1000}k` : String(n))
+
+export function memoryTable(r) {
+  return textTable(['figure', `after ${k(r.first)}`, `after ${k(r.total)}`, 'ratio', 'target'], [
+    ['hangar RSS MiB (idle 1 s after the load)', fmt(mib(r.firstKiB)), fmt(mib(r.totalKiB)), fmt(r.ratio), '≤ 1.2'],
+    ['  RSS at start (20 deployments seeded) MiB; peak RSS MiB', fmt(mib(r.startKiB)), fmt(mib(r.peakKiB)), '', ''],
+    ['  mixed req/s during the run', fmt(r.firstRun.rps), fmt(r.secondRun.rps), fmt(r.secondRun.rps / r.firstRun.rps), ''],
+    ['  p99 latency ms during the run', r.firstRun.p99, r.secondRun.p99, fmt(r.secondRun.p99 / r.firstRun.p99), ''],
+    ['  non-2xx / errors', `${r.firstRun.non2xx} / ${r.firstRun.errors + r.firstRun.timeouts}`, `${r.secondRun.non2xx} / ${r.secondRun.errors + r.secondRun.timeouts}`, '', '0'],
+  ])
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const { ensureBuilt } = await import('./lib.mjs')
+  console.error(ensureBuilt())
+  const r = await memory()
+  console.log(memoryTable(r))
+}

@@ -1,0 +1,197 @@
+// `npm run bench`: builds hangar if dist/ is stale, runs every benchmark, prints one table of
+// figures and ratios, and writes docs/benchmarks.md (the date, the machine, the table, each target
+// met or missed and what limits a missed one).
+//
+//   npm run bench                         the full run (3–5 minutes); writes docs/benchmarks.md
+//   npm run bench -- --quick              a shortened smoke run (BENCH_QUICK=1 does the same);
+//                                         prints only, unless --write is given too
+//   npm run bench -- --only startup,memory   some of: throughput, startup, streams, memory (prints only)
+//   BENCH_HANGAR_ROOT=<checkout>          measure that checkout's dist/ (built by you), e.g. a fix
+
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { QUICK, ROOT, ensureBuilt, fmt, machine, markdownTable, mib, textTable } from './lib.mjs'
+import { throughput, throughputTable } from './throughput.mjs'
+import { startup, startupBreakdown, startupTable } from './startup.mjs'
+import { streams, streamsTable } from './streams.mjs'
+import { memory, memoryTable } from './memory.mjs'
+import { analysis, problems } from './analysis.mjs'
+
+const { values: flags } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    write: { type: 'boolean', default: false },
+    'no-write': { type: 'boolean', default: false },
+  },
+})
+const quick = QUICK || flags.quick
+const only = flags.only ? new Set(flags.only.split(',')) : undefined
+const wanted = (name) => !only || only.has(name)
+const write = !flags['no-write'] && (!quick || flags.write) && !only
+
+const log = (line) => process.stderr.write(`${line}\n`)
+const started = new Date()
+const host = machine()
+log(`hangar benchmarks (${quick ? 'quick' : 'full'}) — ${ensureBuilt()}`)
+log(`${host.cpu}, ${host.cores} cores, ${fmt(host.ramGiB, 1)} GiB, Node ${host.node}, load average ${host.loadavg.map((l) => fmt(l)).join(' ')}`)
+
+const results = {}
+if (wanted('throughput')) {
+  log('throughput …')
+  results.throughput = await throughput({ quick, log })
+}
+if (wanted('startup')) {
+  log('start-up …')
+  results.startup = await startup({ quick, log })
+}
+if (wanted('streams')) {
+  log('streams …')
+  results.streams = await streams({ quick, log })
+}
+if (wanted('memory')) {
+  log('memory …')
+  results.memory = await memory({ quick, log })
+}
+const finished = new Date()
+const loadAtEnd = machine().loadavg
+
+// ---------------------------------------------------------------------------------------------
+// One table: every figure, hangar against its baseline, and the targets.
+
+const rows = []
+const targets = []
+const target = (key, name, met, figure) => targets.push({ key, name, met, figure })
+const verdict = (met) => (met === undefined ? '' : met ? 'met' : 'MISSED')
+
+if (results.throughput) {
+  for (const r of results.throughput.rows) {
+    const met = r.ratio >= r.target
+    rows.push([
+      'throughput', `${r.label}: req/s (p50/p99 ms)`,
+      `${fmt(r.hangar.rps, 0)} (${r.hangar.p50}/${r.hangar.p99})`, `${fmt(r.bare.rps, 0)} (${r.bare.p50}/${r.bare.p99})`,
+      fmt(r.ratio), `≥ ${r.target}×`, verdict(met),
+    ])
+    rows.push(['', '  server CPU per request, µs (ratio: bare/hangar)', fmt(r.hangar.cpuUsPerRequest, 0), fmt(r.bare.cpuUsPerRequest, 0), fmt(r.cpuRatio), '', ''])
+    rows.push(['', '  non-2xx / errors', `${r.hangar.non2xx} / ${r.hangar.errors + r.hangar.timeouts}`, `${r.bare.non2xx} / ${r.bare.errors + r.bare.timeouts}`, '', '0', verdict(r.hangar.non2xx + r.hangar.errors + r.hangar.timeouts === 0)])
+    target(r.key, `${r.label} ≥ ${r.target}× the bare route (req/s)`, met, `${fmt(r.ratio)}×`)
+  }
+}
+if (results.startup) {
+  const s = results.startup
+  const ratioMet = s.ratio <= 2
+  const absMet = s.hangar.median < 500
+  rows.push(['start-up', `spawn → first 200 from GET /ok, ms (median of ${s.times})`, fmt(s.hangar.median), fmt(s.bare.median), fmt(s.ratio), '≤ 2× and < 500 ms', verdict(ratioMet && absMet)])
+  rows.push(['', '  in process: entry → listening, ms (median)', fmt(s.hangarPhases.listen), fmt(s.barePhases.listen), fmt(s.hangarPhases.listen / s.barePhases.listen), '', ''])
+  target('startupRatio', 'start-up ≤ 2× the bare app', ratioMet, `${fmt(s.ratio)}×`)
+  target('startupAbsolute', 'start-up < 500 ms', absMet, `${fmt(s.hangar.median)} ms`)
+}
+if (results.streams) {
+  const { hangar: h, bare: b, hangarHold: hh, bareHold: bh, settings } = results.streams
+  rows.push(['streams', `agent run: first byte, ms (median of ${settings.runs})`, fmt(h.firstByte), fmt(b.firstByte), fmt(h.firstByte / b.firstByte), '', ''])
+  rows.push(['', `agent run: stream end, ms (median; p99)`, `${fmt(h.end)} (${fmt(h.endP99)})`, `${fmt(b.end)} (${fmt(b.endP99)})`, fmt(h.end / b.end), '', ''])
+  rows.push(['', 'runs completed per second, 20 clients', fmt(h.runsPerSecond), fmt(b.runsPerSecond), fmt(h.runsPerSecond / b.runsPerSecond), '', ''])
+  rows.push(['', '  errors (latency runs, runs/s runs)', `${h.latencyErrors}, ${h.rateErrors}`, `${b.latencyErrors}, ${b.rateErrors}`, '', '0', verdict(h.latencyErrors + h.rateErrors === 0)])
+  const holdMet = mib(hh.heldRssKiB) < 300 && hh.errors === 0 && hh.missingHeartbeats === 0
+  rows.push(['', `${hh.n} open streams: RSS, MiB`, fmt(mib(hh.heldRssKiB)), fmt(mib(bh.heldRssKiB)), fmt(hh.heldRssKiB / bh.heldRssKiB), '< 300 MiB, 0 errors', verdict(holdMet)])
+  rows.push(['', '  RSS before the streams opened, MiB', fmt(mib(hh.idleRssKiB)), fmt(mib(bh.idleRssKiB)), fmt(hh.idleRssKiB / bh.idleRssKiB), '', ''])
+  rows.push(['', `  time to open all ${hh.n}, s`, fmt(hh.openSeconds), fmt(bh.openSeconds), fmt(hh.openSeconds / bh.openSeconds), '', ''])
+  rows.push(['', `  one event to all ${hh.n}, ms (p50/p99/max; ratio of max)`, `${fmt(hh.eventP50)}/${fmt(hh.eventP99)}/${fmt(hh.eventMax)}`, `${fmt(bh.eventP50)}/${fmt(bh.eventP99)}/${fmt(bh.eventMax)}`, fmt(hh.eventMax / bh.eventMax), '', ''])
+  rows.push(['', `  heartbeats per stream in ${fmt(hh.watchMs / 1000)} s (min/median)`, `${hh.heartbeatsMin}/${hh.heartbeatsMedian}`, `${bh.heartbeatsMin}/${bh.heartbeatsMedian}`, '', '≥ 1', verdict(hh.missingHeartbeats === 0)])
+  rows.push(['', '  errors (streams cut, refused or short)', hh.errors, bh.errors, '', '0', verdict(hh.errors === 0)])
+  const warnings = [...new Set(hh.warnings.map((w) => /\w+Warning/.exec(w)?.[0]).filter(Boolean))]
+  rows.push(['', "  warnings on the server's stderr", warnings.join(', ') || 'none', 'none', '', '', ''])
+  target('streams', `${hh.n} open streams under 300 MB RSS with no errors`, holdMet, `${fmt(mib(hh.heldRssKiB))} MiB, ${hh.errors} errors`)
+}
+if (results.memory) {
+  const m = results.memory
+  const k = (n) => `${n / 1000}k`
+  const met = m.ratio <= 1.2
+  rows.push(['memory', `RSS after ${k(m.total)} mixed requests vs after ${k(m.first)}, MiB`, fmt(mib(m.totalKiB)), fmt(mib(m.firstKiB)), fmt(m.ratio), '≤ 1.2×', verdict(met)])
+  rows.push(['', `  mixed req/s (during the last ${k(m.total - m.first)} vs the first ${k(m.first)})`, fmt(m.secondRun.rps), fmt(m.firstRun.rps), fmt(m.secondRun.rps / m.firstRun.rps), '', ''])
+  rows.push(['', '  non-2xx / errors', `${m.non2xx} / ${m.errors}`, '', '', '0', verdict(m.non2xx + m.errors === 0)])
+  target('memory', `RSS after ${k(m.total)} requests within 20% of after ${k(m.first)}`, met, `${fmt(m.ratio)}×`)
+}
+
+const header = ['area', 'figure', 'hangar', 'baseline', 'ratio', 'target', 'result']
+console.log()
+console.log(textTable(header, rows))
+console.log()
+for (const t of targets) console.log(`${t.met ? 'met   ' : 'MISSED'}  ${t.name}: ${t.figure}`)
+if (results.startup) {
+  console.log()
+  console.log(startupBreakdown(results.startup))
+}
+
+// ---------------------------------------------------------------------------------------------
+// docs/benchmarks.md
+
+if (write) {
+  const file = join(ROOT, 'docs', 'benchmarks.md')
+  writeFileSync(file, document())
+  log(`\nwrote ${file}`)
+} else {
+  log(`\n(${quick ? 'quick' : 'partial'} run: docs/benchmarks.md not written${quick ? '; add --write to write it' : ''})`)
+}
+
+function document() {
+  const date = started.toISOString().replace('T', ' ').slice(0, 16) + ' UTC'
+  const minutes = fmt((finished - started) / 60_000, 1)
+  const lines = [
+    '# Benchmarks',
+    '',
+    `Written by \`npm run bench${quick ? ' -- --quick' : ''}\` (bench/run.mjs) on ${date}, in ${minutes} minutes${quick ? ' — a **quick** run: shortened, for a smoke check only' : ''}.`,
+    'Every figure is hangar against a baseline measured in the same run: the bare Fastify app of',
+    '`bench/baseline-server.mjs`, in its own process, answering the same paths with fixed JSON of the',
+    'same size as hangar\'s answers (measured first), or hangar itself at an earlier point (memory).',
+    '',
+    '## Machine',
+    '',
+    `- CPU: ${host.cpu}, ${host.cores} cores`,
+    `- RAM: ${fmt(host.ramGiB, 1)} GiB`,
+    `- Node ${host.node}, ${host.os}`,
+    `- load average (1/5/15 min) at the start: ${host.loadavg.map((l) => fmt(l)).join(' / ')}; at the end: ${loadAtEnd.map((l) => fmt(l)).join(' / ')}` +
+      (Math.max(host.loadavg[0], loadAtEnd[0]) > host.cores * 0.5 ? ' — **the machine was busy with other work: the absolute figures are noisy, and so are the ratios, less so**' : ''),
+    '',
+    '## How hangar was run',
+    '',
+    '- As users run it: `node dist/server.js` in a process of its own (built first with `npm run build`',
+    '  when `dist/` is older than `src/`), `--log-level warn --log-format json` everywhere. At `warn` the',
+    '  ready line (logged at `info`) is not printed, so each benchmark picks a free port, passes it as',
+    '  `--port`, and waits for `GET /ok` to answer 200; the bare app is started the same way.',
+    '- Throughput: a fresh hangar per route, `--db` a temporary file (WAL, the default `npm start` setup),',
+    '  25 deployments seeded; autocannon, 50 connections, ' + (results.throughput ? `${results.throughput.settings.duration} s per route after a ${results.throughput.settings.warmup} s warm-up` : '(not run)') + ';',
+    '  every `POST` has a name of its own. "Server CPU per request" is the server process\'s user+system',
+    '  time (from `/proc/<pid>/stat`) divided by the requests: steadier than req/s on a busy machine.',
+    '- Start-up and streams: `--db :memory:`. Streams: the 1,000-stream test starts hangar with',
+    '  `--heartbeat-ms 1000`, freezes its clock (`POST /_hangar/clock`), holds 1,000 `pipeline` runs',
+    '  waiting in their first node, then advances the clock one second and times the next event to every',
+    '  stream. The bare app holds the same number of streams with the same heartbeat and writes one',
+    '  event of the same size to all of them.',
+    '- Memory: a temporary file database (so RSS is the process, not the data); the mix (one request of',
+    '  each in turn on each connection): GET a deployment, list 20, create a deployment, create a thread,',
+    '  search threads, ' + (results.memory?.keepThreads ? 'without deleting threads (BENCH_MEMORY_KEEP_THREADS=1).' : 'delete that thread (see "Problems found": thread search reads every thread).'),
+    '- The load generator (autocannon, the stream clients) runs on the same machine: with 2 cores,',
+    '  the bare app is partly limited by the client, not by itself, which flatters hangar\'s ratios.',
+    '',
+    '## Results',
+    '',
+    markdownTable(header, rows),
+    '',
+    '## Targets',
+    '',
+    ...targets.flatMap((t) => {
+      const head = `- **${t.met ? 'met' : 'missed'}** — ${t.name}: ${t.figure}.`
+      const why = t.met ? undefined : analysis(t.key, results)
+      return why ? [head, ...why.split('\n').map((l) => `  ${l}`)] : [head]
+    }),
+    '',
+  ]
+  if (results.startup) {
+    lines.push('## Where start-up goes', '', '```', startupBreakdown(results.startup), '```', '')
+  }
+  lines.push('## Problems found', '', problems(), '')
+  lines.push('## Running them', '', '```sh', 'npm run bench                 # everything, 3–5 minutes; writes this file', 'npm run bench -- --quick      # a smoke check (a few seconds per figure); prints only', 'node bench/throughput.mjs     # one benchmark (also startup, streams, memory; each takes --quick)', 'node bench/cpu-profile.mjs <file.cpuprofile> --by caller   # where a `node --cpu-prof` run spent its CPU', 'BENCH_HANGAR_ROOT=../other-checkout npm run bench -- --only throughput   # measure another build (a fix) the same way', '```', '')
+  return lines.join('\n')
+}

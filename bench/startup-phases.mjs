@@ -1,0 +1,42 @@
+// Run as a child by startup.mjs: starts hangar (or the bare app) in steps, the way server.ts does,
+// and prints one JSON line with the time of each step in ms since the process started
+// (performance.now() counts from the process's time origin).
+//   node bench/startup-phases.mjs hangar|bare|import <module>
+
+import { join, dirname } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+
+const dist = join(process.env.BENCH_HANGAR_ROOT ?? join(dirname(fileURLToPath(import.meta.url)), '..'), 'dist')
+const [what, target] = process.argv.slice(2)
+const mark = { entry: performance.now() }
+
+if (what === 'import') {
+  // What importing one package costs in a fresh process.
+  await import(target)
+  mark.imported = performance.now()
+} else if (what === 'hangar') {
+  const { loadConfig } = await import(pathToFileURL(join(dist, 'config.js')).href)
+  mark.importConfig = performance.now()
+  const { buildApp } = await import(pathToFileURL(join(dist, 'app.js')).href)
+  mark.importApp = performance.now()
+  const { config } = loadConfig(['--port', '0', '--db', ':memory:', '--log-level', 'warn'], {})
+  const app = buildApp({ config })
+  mark.buildApp = performance.now()
+  await app.ready()
+  mark.ready = performance.now()
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  mark.listen = performance.now()
+  await app.close()
+} else {
+  const { default: Fastify } = await import('fastify')
+  mark.importApp = performance.now()
+  const app = Fastify()
+  app.get('/ok', async () => ({ ok: true }))
+  mark.buildApp = performance.now()
+  await app.ready()
+  mark.ready = performance.now()
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  mark.listen = performance.now()
+  await app.close()
+}
+process.stdout.write(`${JSON.stringify(mark)}\n`)

@@ -1,0 +1,246 @@
+// The agent server's event streams, against the bare Fastify app writing the same frames:
+//  1. latency of one zero-delay `agent` run (POST /threads, then POST /threads/{id}/runs/stream):
+//     time to the first byte of the stream and to its end, median of 200 (quick: 20);
+//  2. runs completed per second with 20 concurrent clients (each run: a new thread, then its stream);
+//  3. 1,000 open streams of `pipeline` runs with hangar's clock frozen and a heartbeat every second:
+//     RSS, heartbeats, and how long one event takes to reach all 1,000 after the clock moves.
+// hangar runs with `--db :memory:` and `--log-level warn`.
+//   node bench/streams.mjs [--quick]
+
+import http from 'node:http'
+import { pathToFileURL } from 'node:url'
+import { API_KEY, JSON_HEADERS, QUICK, RUN_BODY, fmt, json, median, memoryOf, mib, percentile, pool, sleep, startBaseline, startHangar, textTable } from './lib.mjs'
+import { openStream } from './sse-client.mjs'
+
+const HEADERS = { 'x-api-key': API_KEY }
+
+const newThread = async (url, agent) => (await json(`${url}/threads`, { method: 'POST', headers: JSON_HEADERS, body: {}, agent }, 200)).thread_id
+
+/** One run from a fresh thread; the thread's creation is not timed. */
+async function oneRun(url, agent, expectedEvents) {
+  const threadId = await newThread(url, agent)
+  const stream = await openStream(`${url}/threads/${threadId}/runs/stream`, RUN_BODY('agent'), { headers: HEADERS, agent }).done
+  const ok = stream.status === 200 && stream.ended && !stream.error && (expectedEvents === undefined || stream.events.length === expectedEvents)
+  return { ok, firstByteMs: stream.firstByteAt - stream.sentAt, endMs: stream.endAt - stream.sentAt, stream }
+}
+
+/** What hangar writes for one agent run and for a held pipeline run, so the baseline can write the same sizes. */
+async function probeShape(url) {
+  const agent = new http.Agent({ keepAlive: true })
+  const threadBody = await json(`${url}/threads`, { method: 'POST', headers: JSON_HEADERS, body: {}, agent }, 200)
+  const { stream } = await oneRun(url, agent)
+  if (stream.status !== 200 || stream.events.length === 0) throw new Error(`probe run failed: ${stream.status} ${stream.error ?? ''}`)
+  agent.destroy()
+  return { thread: JSON.stringify(threadBody).length, frames: stream.events.map(({ event, bytes }) => ({ event, bytes })) }
+}
+
+async function latencyAndRate(url, { runs, warmup, seconds, expectedEvents }) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 })
+  try {
+    for (let i = 0; i < warmup; i++) await oneRun(url, agent, expectedEvents)
+    const samples = []
+    for (let i = 0; i < runs; i++) samples.push(await oneRun(url, agent, expectedEvents))
+    // Runs per second with 20 clients, each doing: new thread, stream the run to its end.
+    let completed = 0
+    let failed = 0
+    const until = performance.now() + seconds * 1000
+    const started = performance.now()
+    await Promise.all(Array.from({ length: 20 }, async () => {
+      while (performance.now() < until) {
+        try {
+          const run = await oneRun(url, agent, expectedEvents)
+          if (run.ok) completed++
+          else failed++
+        } catch {
+          failed++
+        }
+      }
+    }))
+    const elapsed = (performance.now() - started) / 1000
+    return {
+      firstByte: median(samples.map((s) => s.firstByteMs)),
+      firstByteP99: percentile(samples.map((s) => s.firstByteMs), 99),
+      end: median(samples.map((s) => s.endMs)),
+      endP99: percentile(samples.map((s) => s.endMs), 99),
+      latencyErrors: samples.filter((s) => !s.ok).length,
+      runsPerSecond: completed / elapsed,
+      rateErrors: failed,
+      events: samples[0]?.stream.events.length,
+      bytes: samples[0]?.stream.bytes,
+    }
+  } finally {
+    agent.destroy()
+  }
+}
+
+/**
+ * Opens `n` pipeline streams (hangar's clock frozen: each waits in its first node), counts
+ * heartbeats for a while, measures RSS, then moves the clock one second and times how long the
+ * next event takes to reach every stream.
+ */
+async function holdStreams(server, { n, heartbeatMs, watchMs }) {
+  const { url, pid } = server
+  const control = new http.Agent({ keepAlive: true, maxSockets: 32 })
+  const streamsAgent = new http.Agent({ keepAlive: false, maxSockets: Infinity })
+  const idle = memoryOf(pid)
+  await json(`${url}/_hangar/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: { action: 'freeze' }, agent: control }, 200)
+  const threads = await pool(n, 20, () => newThread(url, control))
+
+  // Each stream is open once its first two events (metadata and the input's values) arrived.
+  const streams = []
+  const openStarted = performance.now()
+  await pool(n, 50, (i) => new Promise((resolve) => {
+    const stream = openStream(`${url}/threads/${threads[i]}/runs/stream`, RUN_BODY('pipeline'), {
+      headers: HEADERS,
+      agent: streamsAgent,
+      onFrame: (s) => s.events.length >= 2 && resolve(),
+    })
+    stream.done.then(() => resolve())
+    streams.push(stream)
+  }))
+  const openSeconds = (performance.now() - openStarted) / 1000
+  const held = streams.map((s) => s.events.length)
+
+  // Heartbeats over a window of a few intervals.
+  for (const s of streams) s.heartbeats = 0
+  await sleep(watchMs)
+  const heartbeats = streams.map((s) => s.heartbeats)
+  const held_ = memoryOf(pid)
+
+  // One event to all: the clock moves, every run leaves its first node and emits.
+  const before = streams.map((s) => s.events.length)
+  const arrived = new Array(n).fill(NaN)
+  const allArrived = new Promise((resolve) => {
+    let remaining = n
+    streams.forEach((s, i) => {
+      const check = () => {
+        if (!Number.isNaN(arrived[i])) return
+        if (s.events.length > before[i]) {
+          arrived[i] = s.events[before[i]].at
+          if (--remaining === 0) resolve()
+        } else if (s.endAt) {
+          if (--remaining === 0) resolve()
+        } else {
+          setTimeout(check, 1)
+        }
+      }
+      check()
+    })
+  })
+  const movedAt = performance.now()
+  await json(`${url}/_hangar/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: { action: 'advance', ms: heartbeatMs }, agent: control }, 200)
+  await Promise.race([allArrived, sleep(30_000)])
+  const latencies = arrived.filter((at) => !Number.isNaN(at)).map((at) => at - movedAt)
+  await sleep(200)
+  const after = memoryOf(pid)
+
+  const errors = streams.filter((s) => s.error || s.ended || (s.status !== 0 && s.status !== 200)).length + held.filter((c) => c < 2).length
+  for (const s of streams) s.close()
+  await Promise.all(streams.map((s) => s.done))
+  control.destroy()
+  streamsAgent.destroy()
+  return {
+    n,
+    openSeconds,
+    idleRssKiB: idle.rssKiB,
+    heldRssKiB: held_.rssKiB,
+    afterEventRssKiB: after.rssKiB,
+    peakKiB: after.peakKiB,
+    heartbeatsMin: Math.min(...heartbeats),
+    heartbeatsMedian: median(heartbeats),
+    watchMs,
+    delivered: latencies.length,
+    eventP50: percentile(latencies, 50),
+    eventP99: percentile(latencies, 99),
+    eventMax: Math.max(...latencies),
+    errors,
+    missingHeartbeats: heartbeats.filter((h) => h === 0).length,
+  }
+}
+
+async function holdShape(url) {
+  const agent = new http.Agent({ keepAlive: true })
+  await json(`${url}/_hangar/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: { action: 'freeze' }, agent }, 200)
+  const threadId = await newThread(url, agent)
+  const stream = openStream(`${url}/threads/${threadId}/runs/stream`, RUN_BODY('pipeline'), { headers: HEADERS, agent })
+  while (stream.events.length < 2 && !stream.endAt) await sleep(5)
+  await sleep(100)
+  const hold = stream.events.map(({ event, bytes }) => ({ event, bytes }))
+  await json(`${url}/_hangar/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: { action: 'advance', ms: 1000 }, agent }, 200)
+  while (stream.events.length <= hold.length && !stream.endAt) await sleep(5)
+  const next = stream.events[hold.length]
+  stream.close()
+  await stream.done
+  agent.destroy()
+  return { hold, next: { event: next.event, bytes: next.bytes } }
+}
+
+export async function streams({ quick = QUICK, log = console.error } = {}) {
+  const settings = { runs: quick ? 20 : 200, warmup: quick ? 5 : 20, seconds: quick ? 2 : 10, n: 1000, heartbeatMs: 1000, watchMs: quick ? 2500 : 5000 }
+  const result = { settings }
+
+  // 1 and 2: latency and rate.
+  let hangar = await startHangar()
+  let shape
+  try {
+    shape = await probeShape(hangar.url)
+    log(`  streams: latency and runs/s, hangar ${hangar.url} …`)
+    result.hangar = await latencyAndRate(hangar.url, { ...settings, expectedEvents: shape.frames.length })
+    result.hangar.rssKiB = memoryOf(hangar.pid).rssKiB
+  } finally {
+    await hangar.stop()
+  }
+  let bare = await startBaseline(shape)
+  try {
+    log(`  streams: latency and runs/s, bare ${bare.url} …`)
+    result.bare = await latencyAndRate(bare.url, { ...settings, expectedEvents: shape.frames.length })
+  } finally {
+    await bare.stop()
+  }
+  result.shape = shape
+
+  // 3: 1,000 open streams with heartbeats.
+  hangar = await startHangar({ extra: ['--heartbeat-ms', String(settings.heartbeatMs)] })
+  let holdShapeOf
+  try {
+    holdShapeOf = await holdShape(hangar.url)
+    log(`  streams: ${settings.n} open streams, hangar ${hangar.url} …`)
+    result.hangarHold = await holdStreams(hangar, settings)
+    result.hangarHold.warnings = [...new Set(hangar.stderr().split('\n').filter((line) => /warning/i.test(line)))]
+  } finally {
+    await hangar.stop()
+  }
+  bare = await startBaseline({ ...shape, ...holdShapeOf }, ['--heartbeat-ms', String(settings.heartbeatMs)])
+  try {
+    log(`  streams: ${settings.n} open streams, bare ${bare.url} …`)
+    result.bareHold = await holdStreams(bare, settings)
+  } finally {
+    await bare.stop()
+  }
+  return result
+}
+
+export function streamsTable(r) {
+  const h = r.hangar
+  const b = r.bare
+  const hh = r.hangarHold
+  const bh = r.bareHold
+  return textTable(['figure', 'hangar', 'bare', 'ratio h/b', 'target'], [
+    ['stream: first byte, median ms', fmt(h.firstByte), fmt(b.firstByte), fmt(h.firstByte / b.firstByte), ''],
+    ['stream: end, median ms (p99)', `${fmt(h.end)} (${fmt(h.endP99)})`, `${fmt(b.end)} (${fmt(b.endP99)})`, fmt(h.end / b.end), ''],
+    ['runs/s, 20 clients', fmt(h.runsPerSecond), fmt(b.runsPerSecond), fmt(h.runsPerSecond / b.runsPerSecond), ''],
+    ['errors (latency, runs/s)', `${h.latencyErrors}, ${h.rateErrors}`, `${b.latencyErrors}, ${b.rateErrors}`, '', '0'],
+    [`${hh.n} streams: RSS MiB`, fmt(mib(hh.heldRssKiB)), fmt(mib(bh.heldRssKiB)), fmt(hh.heldRssKiB / bh.heldRssKiB), '< 300 MiB'],
+    [`${hh.n} streams: event to all, p50/p99/max ms`, `${fmt(hh.eventP50)}/${fmt(hh.eventP99)}/${fmt(hh.eventMax)}`, `${fmt(bh.eventP50)}/${fmt(bh.eventP99)}/${fmt(bh.eventMax)}`, fmt(hh.eventMax / bh.eventMax), ''],
+    [`${hh.n} streams: heartbeats in ${hh.watchMs} ms, min/median`, `${hh.heartbeatsMin}/${hh.heartbeatsMedian}`, `${bh.heartbeatsMin}/${bh.heartbeatsMedian}`, '', ''],
+    [`${hh.n} streams: errors`, hh.errors, bh.errors, '', '0'],
+  ])
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const { ensureBuilt } = await import('./lib.mjs')
+  console.error(ensureBuilt())
+  const r = await streams()
+  console.log(streamsTable(r))
+  console.log(JSON.stringify(r, null, 1))
+}

@@ -1,0 +1,112 @@
+// Control-plane throughput: autocannon, 50 connections, against hangar and against the bare Fastify
+// route of the same answer size, each in a fresh process (temporary file database, log level warn).
+//   node bench/throughput.mjs [--quick]
+
+import { pathToFileURL } from 'node:url'
+import { join } from 'node:path'
+import { DEPLOYMENT_BODY, JSON_HEADERS, QUICK, fmt, json, load, startBaseline, startHangar, tempDir, textTable } from './lib.mjs'
+
+const SEEDED = 25
+
+/** Every POST, of either server, gets a name of its own: deployment names are unique per workspace. */
+let counter = 0
+const uniqueName = () => `bench-${process.pid}-${++counter}`
+
+const SCENARIOS = [
+  {
+    key: 'get',
+    label: 'GET /v2/deployments/{id}',
+    target: 0.6,
+    options: (ids) => ({ method: 'GET', path: `/v2/deployments/${ids[0]}` }),
+  },
+  {
+    key: 'list',
+    label: 'GET /v2/deployments?limit=20',
+    target: 0.4,
+    options: () => ({ method: 'GET', path: '/v2/deployments?limit=20' }),
+  },
+  {
+    key: 'post',
+    label: 'POST /v2/deployments',
+    target: 0.35,
+    options: () => ({ method: 'POST', path: '/v2/deployments', setupRequest: (req) => ({ ...req, body: JSON.stringify(DEPLOYMENT_BODY(uniqueName())) }) }),
+  },
+]
+
+/** Seeds deployments and measures hangar's answers, so the baseline can answer the same number of bytes. */
+async function seedAndMeasure(url) {
+  const ids = []
+  let post = 0
+  for (let i = 0; i < SEEDED; i++) {
+    const res = await json(`${url}/v2/deployments`, { method: 'POST', headers: JSON_HEADERS, body: DEPLOYMENT_BODY(uniqueName()) }, 201)
+    ids.push(res.id)
+    post = JSON.stringify(res).length
+  }
+  const get = JSON.stringify(await json(`${url}/v2/deployments/${ids[0]}`, { headers: JSON_HEADERS }, 200)).length
+  const list = await json(`${url}/v2/deployments?limit=20`, { headers: JSON_HEADERS }, 200)
+  if (list.resources.length !== 20) throw new Error(`the list answered ${list.resources.length} deployments, not 20`)
+  return { ids, shape: { get, post, list: JSON.stringify(list).length } }
+}
+
+async function measure(server, scenario, ids, { duration, warmup }) {
+  const base = { headers: JSON_HEADERS, connections: 50 }
+  const requests = [scenario.options(ids)]
+  await load(server.url, { ...base, duration: warmup, requests })
+  return load(server.url, { ...base, duration, requests }, server.pid)
+}
+
+export async function throughput({ quick = QUICK, log = console.error } = {}) {
+  const settings = { duration: quick ? 2 : 10, warmup: quick ? 0.5 : 2 }
+  const rows = []
+  for (const scenario of SCENARIOS) {
+    const tmp = tempDir()
+    const hangar = await startHangar({ db: join(tmp.dir, 'hangar.db') }).catch((error) => {
+      tmp.remove()
+      throw error
+    })
+    let measured, hangarResult, bareResult
+    try {
+      measured = await seedAndMeasure(hangar.url)
+      log(`  ${scenario.label}: hangar ${hangar.url} …`)
+      hangarResult = await measure(hangar, scenario, measured.ids, settings)
+    } finally {
+      await hangar.stop()
+      tmp.remove()
+    }
+    const bare = await startBaseline(measured.shape)
+    try {
+      log(`  ${scenario.label}: bare ${bare.url} …`)
+      bareResult = await measure(bare, scenario, measured.ids, settings)
+    } finally {
+      await bare.stop()
+    }
+    rows.push({
+      ...scenario,
+      options: undefined,
+      hangar: hangarResult,
+      bare: bareResult,
+      ratio: hangarResult.rps / bareResult.rps,
+      cpuRatio: bareResult.cpuUsPerRequest / hangarResult.cpuUsPerRequest,
+      answerBytes: measured.shape[scenario.key],
+    })
+  }
+  return { settings, rows }
+}
+
+export function throughputTable({ rows }) {
+  return textTable(
+    ['route', 'answer B', 'hangar req/s', 'bare req/s', 'ratio', 'target', 'server CPU µs/req h/b', 'CPU ratio b/h', 'hangar p50/p99 ms', 'bare p50/p99 ms', 'non-2xx h/b', 'errors h/b'],
+    rows.map((r) => [
+      r.label, r.answerBytes, fmt(r.hangar.rps, 0), fmt(r.bare.rps, 0), fmt(r.ratio), `≥ ${r.target}`,
+      `${fmt(r.hangar.cpuUsPerRequest, 0)}/${fmt(r.bare.cpuUsPerRequest, 0)}`, fmt(r.cpuRatio),
+      `${r.hangar.p50}/${r.hangar.p99}`, `${r.bare.p50}/${r.bare.p99}`,
+      `${r.hangar.non2xx}/${r.bare.non2xx}`, `${r.hangar.errors + r.hangar.timeouts}/${r.bare.errors + r.bare.timeouts}`,
+    ]),
+  )
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const { ensureBuilt } = await import('./lib.mjs')
+  console.error(ensureBuilt())
+  console.log(throughputTable(await throughput()))
+}
