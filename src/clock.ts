@@ -11,6 +11,13 @@ export class Clock extends EventEmitter<{ change: [now: number] }> {
   #offset = 0
   #frozenAt: number | undefined
 
+  constructor() {
+    super()
+    // Every waiter (an open stream's heartbeat, a long poll) listens for jumps; a thousand of them
+    // is normal load, not a leak, so Node's default warning at eleven would only be noise.
+    this.setMaxListeners(0)
+  }
+
   /** A clock that follows system time. */
   static system(): Clock {
     return new Clock()
