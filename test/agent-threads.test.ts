@@ -112,6 +112,32 @@ t.test('thread search and count filter by metadata, status and ids; newest first
   t.equal((await api.post('/threads/search', { status: 'sleeping' })).status, 422)
 })
 
+t.test('thread search pages in the store: totals and next offsets are right, ties keep creation order, filters combine', async (t) => {
+  const { api } = await makeApp(t) // a frozen clock: every thread has the same created_at
+  const ids: string[] = []
+  for (let i = 0; i < 7; i++) ids.push((await api.post('/threads', { metadata: { n: i, even: i % 2 === 0 } })).body.thread_id)
+  const newestFirst = [...ids].reverse()
+
+  const first = await api.post('/threads/search', { limit: 3 })
+  t.same(first.body.map((th: any) => th.thread_id), newestFirst.slice(0, 3), 'descending: the thread created last comes first')
+  t.equal(first.headers['x-pagination-total'], '7')
+  t.equal(first.headers['x-pagination-next'], '3')
+  const last = await api.post('/threads/search', { limit: 3, offset: 6 })
+  t.same(last.body.map((th: any) => th.thread_id), [ids[0]])
+  t.equal(last.headers['x-pagination-next'], undefined, 'no next page after the last')
+  t.same((await api.post('/threads/search', { sort_order: 'asc', limit: 2 })).body.map((th: any) => th.thread_id), ids.slice(0, 2))
+
+  const even = await api.post('/threads/search', { metadata: { even: true }, limit: 2, offset: 1 })
+  t.same(even.body.map((th: any) => th.thread_id), [ids[4], ids[2]], 'containment filter, then the page')
+  t.equal(even.headers['x-pagination-total'], '4')
+  t.equal(even.headers['x-pagination-next'], '3')
+  t.same((await api.post('/threads/search', { metadata: { even: true }, ids: [ids[0], ids[1]] })).body.map((th: any) => th.thread_id), [ids[0]])
+  t.equal((await api.post('/threads/count', { metadata: { even: false } })).body, 3)
+  t.equal((await api.post('/threads/count', { values: { anything: 1 } })).body, 0, 'no thread has run, so no values match')
+  t.same((await api.post('/threads/search', { sort_by: 'thread_id', sort_order: 'asc', select: ['thread_id'] })).body.slice(0, 2),
+    [...ids].sort().slice(0, 2).map((thread_id) => ({ thread_id })))
+})
+
 t.test('a thread that never ran has the empty state and no history; state updates need a graph', async (t) => {
   const { api } = await makeApp(t)
   const id = (await api.post('/threads', {})).body.thread_id

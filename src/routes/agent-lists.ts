@@ -20,8 +20,20 @@ export function sortAndPage<T extends object>(
     })
     .map(({ item }) => item)
   const page = sorted.slice(options.offset, options.offset + options.limit)
-  reply.header('x-pagination-total', String(sorted.length))
-  if (options.offset + page.length < sorted.length) reply.header('x-pagination-next', String(options.offset + page.length))
-  if (!options.select?.length) return page
-  return page.map((item) => Object.fromEntries(options.select!.filter((f) => f in item).map((f) => [f, item[f as keyof T]])) as T)
+  return sendPage(reply, { items: page, total: sorted.length, offset: options.offset, select: options.select })
+}
+
+/**
+ * A page the store already sorted and cut, with the same pagination headers and field selection
+ * as `sortAndPage`.
+ */
+export function sendPage<T extends object>(
+  reply: FastifyReply,
+  page: { items: T[]; total: number; offset: number; select?: string[] | null },
+): T[] {
+  const { items, total, offset, select } = page
+  reply.header('x-pagination-total', String(total))
+  if (offset + items.length < total) reply.header('x-pagination-next', String(offset + items.length))
+  if (!select?.length) return items
+  return items.map((item) => Object.fromEntries(select.filter((f) => f in item).map((f) => [f, item[f as keyof T]])) as T)
 }

@@ -24,7 +24,7 @@ import {
 } from '../schemas/agent.js'
 import type { RunRepository } from '../store/runs.js'
 import { contains, type Checkpoint, type Thread as ThreadRecord, type ThreadRepository } from '../store/threads.js'
-import { sortAndPage } from './agent-lists.js'
+import { sendPage } from './agent-lists.js'
 
 export interface ThreadRoutesOptions {
   threads: ThreadRepository
@@ -121,15 +121,18 @@ export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = asyn
     schema: { tags, summary: 'Search Threads', body: ThreadSearch, response: { 200: Type.Array(Type.Unknown(), { description: 'Threads (only the selected fields with select)' }), ...errorResponses(422) } },
   }, async (request, reply) => {
     const q = request.body ?? {}
-    const matches = threads.search(request.agentScope, { ids: q.ids, metadata: q.metadata, values: q.values, status: q.status }).map(presentThread)
-    return sortAndPage(reply, matches, { sortBy: q.sort_by ?? 'created_at', order: q.sort_order ?? 'desc', limit: q.limit ?? 10, offset: q.offset ?? 0, select: q.select })
+    const offset = q.offset ?? 0
+    const found = threads.search(request.agentScope, { ids: q.ids, metadata: q.metadata, values: q.values, status: q.status }, {
+      sortBy: q.sort_by ?? 'created_at', order: q.sort_order ?? 'desc', limit: q.limit ?? 10, offset,
+    })
+    return sendPage(reply, { items: found.threads.map(presentThread), total: found.total, offset, select: q.select })
   })
 
   app.post('/threads/count', {
     schema: { tags, summary: 'Count Threads', body: ThreadCount, response: { 200: Type.Integer(), ...errorResponses(422) } },
   }, async (request) => {
     const q = request.body ?? {}
-    return threads.search(request.agentScope, { metadata: q.metadata, values: q.values, status: q.status }).length
+    return threads.count(request.agentScope, { metadata: q.metadata, values: q.values, status: q.status })
   })
 
   app.get('/threads/:thread_id', {

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js'
 import type { CheckpointRecord, Interrupt, PausedAt, State, ThreadTask } from '../agent/types.js'
+import type { Statement } from 'better-sqlite3'
 import { iso, type Db } from './db.js'
 
 export type ThreadStatus = 'idle' | 'busy' | 'interrupted' | 'error'
@@ -64,6 +65,17 @@ export interface ThreadFilter {
   status?: ThreadStatus | null
 }
 
+export const THREAD_SORT_KEYS = ['thread_id', 'status', 'created_at', 'updated_at', 'state_updated_at'] as const
+
+export interface ThreadOrder {
+  sortBy: (typeof THREAD_SORT_KEYS)[number]
+  order: 'asc' | 'desc'
+  limit: number
+  offset: number
+}
+
+type Bind = Record<string, string | number>
+
 const parse = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T))
 
 function toThread(row: ThreadRow): Thread {
@@ -112,6 +124,8 @@ export class ThreadRepository {
   readonly #db: Db
   readonly #clock: Clock
   readonly #sql
+  /** Search statements, one per combination of filters and order actually used. */
+  readonly #searchStatements = new Map<string, Statement<Bind, unknown>>()
 
   constructor(db: Db, clock: Clock) {
     this.#db = db
@@ -119,7 +133,6 @@ export class ThreadRepository {
     this.#sql = {
       get: db.prepare<[string, string], ThreadRow>('SELECT * FROM threads WHERE scope = ? AND thread_id = ?'),
       bySeq: db.prepare<[number], ThreadRow>('SELECT * FROM threads WHERE seq = ?'),
-      all: db.prepare<[string], ThreadRow>('SELECT * FROM threads WHERE scope = ? ORDER BY seq DESC'),
       insert: db.prepare(`INSERT INTO threads
         (scope, thread_id, metadata, status, state_values, interrupts, config, error, created_at, updated_at, state_updated_at)
         VALUES (@scope, @thread_id, @metadata, 'idle', NULL, '{}', NULL, NULL, @now, @now, @now)`),
@@ -177,17 +190,75 @@ export class ThreadRepository {
     this.#sql.delete.run(thread.seq)
   }
 
-  /** Filters as the real server does: JSON containment on metadata and values, exact status. */
-  search(scope: string, filter: ThreadFilter): Thread[] {
-    return this.#sql.all
-      .all(scope)
-      .map(toThread)
-      .filter((thread) =>
-        (!filter.ids || filter.ids.includes(thread.thread_id)) &&
-        (!filter.status || thread.status === filter.status) &&
-        (!filter.metadata || contains(thread.metadata, filter.metadata)) &&
-        (!filter.values || contains(thread.values ?? {}, filter.values)),
-      )
+  /**
+   * One page of the threads that match, and how many match in all. Filters as the real server
+   * does: exact ids and status, JSON containment on metadata and values. Ties in the sort key
+   * follow creation order in the same direction (newest first when descending), so a frozen clock
+   * still lists the thread created last first.
+   *
+   * Ids, status, order and paging are SQL; containment is checked here, on only the two columns
+   * it reads, and only the page's rows are loaded whole.
+   */
+  search(scope: string, filter: ThreadFilter, order: ThreadOrder): { threads: Thread[]; total: number } {
+    const { where, bind } = this.#where(scope, filter)
+    const direction = order.order === 'asc' ? 'ASC' : 'DESC'
+    const sort = `ORDER BY ${THREAD_SORT_KEYS.includes(order.sortBy) ? order.sortBy : 'created_at'} ${direction}, seq ${direction}`
+    if (!filter.metadata && !filter.values) {
+      const total = this.#count(scope, filter)
+      const rows = this.#statement<ThreadRow>(`SELECT * FROM threads ${where} ${sort} LIMIT @limit OFFSET @offset`)
+        .all({ ...bind, limit: order.limit, offset: order.offset })
+      return { threads: rows.map(toThread), total }
+    }
+    const matching = this.#matching(`${where} ${sort}`, bind, filter)
+    const page = matching.slice(order.offset, order.offset + order.limit)
+    return { threads: page.map((seq) => this.bySeq(seq)!), total: matching.length }
+  }
+
+  /** How many threads match (the same filters as `search`). */
+  count(scope: string, filter: ThreadFilter): number {
+    if (!filter.metadata && !filter.values) return this.#count(scope, filter)
+    const { where, bind } = this.#where(scope, filter)
+    return this.#matching(where, bind, filter).length
+  }
+
+  #where(scope: string, filter: ThreadFilter): { where: string; bind: Bind } {
+    const conditions = ['scope = @scope']
+    const bind: Bind = { scope }
+    if (filter.ids) {
+      conditions.push('thread_id IN (SELECT value FROM json_each(@ids))')
+      bind.ids = JSON.stringify(filter.ids)
+    }
+    if (filter.status) {
+      conditions.push('status = @status')
+      bind.status = filter.status
+    }
+    return { where: `WHERE ${conditions.join(' AND ')}`, bind }
+  }
+
+  #count(scope: string, filter: ThreadFilter): number {
+    const { where, bind } = this.#where(scope, filter)
+    return this.#statement<{ n: number }>(`SELECT count(*) AS n FROM threads ${where}`).get(bind)!.n
+  }
+
+  /** Seqs of the rows selected by `clause` whose metadata and values contain what the filter asks. */
+  #matching(clause: string, bind: Bind, filter: ThreadFilter): number[] {
+    const rows = this.#statement<{ seq: number; metadata: string; state_values: string | null }>(
+      `SELECT seq, metadata, state_values FROM threads ${clause}`,
+    ).all(bind)
+    return rows
+      .filter((row) =>
+        (!filter.metadata || contains(JSON.parse(row.metadata), filter.metadata)) &&
+        (!filter.values || contains(parse(row.state_values) ?? {}, filter.values)))
+      .map((row) => row.seq)
+  }
+
+  #statement<Row>(sql: string): Statement<Bind, Row> {
+    let statement = this.#searchStatements.get(sql)
+    if (!statement) {
+      statement = this.#db.prepare<Bind, unknown>(sql)
+      this.#searchStatements.set(sql, statement)
+    }
+    return statement as Statement<Bind, Row>
   }
 
   latestCheckpoint(thread: Thread): Checkpoint | undefined {
