@@ -38,4 +38,7 @@ try {
 const address = app.server.address()
 const port = typeof address === 'object' && address ? address.port : loaded.config.port
 const host = loaded.config.host.includes(':') ? `[${loaded.config.host}]` : loaded.config.host
-app.log.info(`hangar listening on http://${host}:${port}`)
+// Scripts wait for this line (with --port 0 it is how they learn the port), so it is logged at
+// `info` even when the level is warn, error or fatal; only `silent` silences it.
+const announcer = app.log.level === 'silent' ? app.log : app.log.child({}, { level: 'info' })
+announcer.info(`hangar listening on http://${host}:${port}`)

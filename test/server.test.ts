@@ -79,6 +79,17 @@ t.test('settings also come from the environment', async (t) => {
   t.equal((await exited)[0], 0)
 })
 
+t.test('a quieter log level still prints the ready line, and nothing below its level', async (t) => {
+  const { child, exited } = start(['--port', '0', '--db', ':memory:', '--log-level', 'warn'])
+  const lines: string[] = []
+  child.stdout!.on('data', (chunk) => lines.push(...String(chunk).split('\n').filter(Boolean)))
+  const url = await readyUrl(child)
+  t.equal((await fetch(`${url}/ok`)).status, 200)
+  child.kill('SIGTERM')
+  t.equal((await exited)[0], 0)
+  t.same(lines.map((line) => JSON.parse(line).msg), [`hangar listening on ${url}`], 'the ready line alone: no request or closing logs at warn')
+})
+
 t.test('the CLI example of the README: a free port, an in-memory database, instant revisions', async (t) => {
   const { child, exited } = start(['--port', '0', '--db', ':memory:', '--speed', 'instant'])
   const url = await readyUrl(child)
