@@ -29,6 +29,7 @@ import { authFlowRoutes } from './routes/auth-flow.js'
 import { authProviderRoutes } from './routes/auth-providers.js'
 import { authTokenRoutes } from './routes/auth-tokens.js'
 import { deploymentRoutes } from './routes/deployments.js'
+import { ReadCache } from './store/read-cache.js'
 import { integrationRoutes } from './routes/integrations.js'
 import { listenerRoutes } from './routes/listeners.js'
 import { oauthCallbackRoutes, oauthConsentRoutes } from './routes/oauth-browser.js'
@@ -142,7 +143,7 @@ export function buildApp(options: AppOptions = {}): App {
   const onWorkspace = (tenantId: string) => seeder.ensure(tenantId)
   const controlPlane: FastifyPluginAsyncTypebox = async (scope) => {
     scope.addHook('onRequest', controlPlaneAuth(config, { onWorkspace }))
-    scope.register(deploymentRoutes, { deployments, fixtures, listeners, publicUrl: config.publicUrl })
+    scope.register(deploymentRoutes, { deployments, fixtures, listeners, publicUrl: config.publicUrl, reads: new ReadCache<string>(db) })
     scope.register(listenerRoutes, { listeners, workspaces })
     scope.register(integrationRoutes, { fixtures })
   }

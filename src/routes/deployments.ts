@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { DEPLOYED_AGENT_PREFIX } from '../agent/paths.js'
 import { publicBase } from '../public-url.js'
 import { ApiError } from '../errors.js'
@@ -23,6 +23,7 @@ import {
   RevisionsList,
 } from '../schemas/deployments.js'
 import type { DeploymentRepository } from '../store/deployments.js'
+import type { ReadCache } from '../store/read-cache.js'
 import { integrationsFor, type Fixtures } from '../fixtures.js'
 import type { ListenerRepository } from '../store/listeners.js'
 
@@ -32,6 +33,8 @@ export interface DeploymentRoutesOptions {
   listeners: ListenerRepository
   /** HANGAR_PUBLIC_URL: the base of each deployment's `url` when set (else the request's own). */
   publicUrl: string
+  /** Keeps GET answers while the database is unchanged. */
+  reads: ReadCache<string>
 }
 
 const tags = ['Deployments (v2)']
@@ -41,7 +44,7 @@ const csv = (value: string | null | undefined) =>
   value == null ? null : value.split(',').map((item) => item.trim()).filter((item) => item !== '')
 
 /** Deployments (v2): every operation of the tag, plus revision create and interrupt from the newer docs. */
-export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions> = async (app, { deployments, fixtures, listeners, publicUrl }) => {
+export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions> = async (app, { deployments, fixtures, listeners, publicUrl, reads }) => {
   /**
    * A deployment as responses show it: with the `url` of the agent server hangar serves for it, which
    * a github deployment also shows as its `custom_url` (the spec: "set automatically for github
@@ -54,6 +57,16 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions
       : deployment.source_config
     return { ...deployment, source_config: sourceConfig, url }
   }
+  /**
+   * A read answered from `reads` while nothing in the database changed since it was last
+   * computed: the URL (path, prefix and query), workspace and public base determine the answer.
+   * Due revision transitions are written first, so a cached answer is never behind the clock.
+   */
+  const cached = (request: FastifyRequest, reply: FastifyReply, base: string, compute: () => unknown) => {
+    deployments.settle()
+    const body = reads.get(`${request.tenantId} ${base} ${request.url}`, () => reply.serialize(compute()) as string)
+    return reply.type('application/json; charset=utf-8').send(body)
+  }
   /** Why a revision lookup found nothing: its deployment or only the revision is missing. */
   const missingRevision = (tenantId: string, id: string, rid: string) =>
     deployments.get(tenantId, id) ? revisionNotFound(rid) : deploymentNotFound(id)
@@ -64,7 +77,7 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions
       querystring: DeploymentListQuery,
       response: { 200: DeploymentsList, ...errorResponses(422) },
     },
-  }, async (request) => {
+  }, async (request, reply) => {
     const q = request.query
     const filter = {
       nameContains: q.name_contains,
@@ -75,9 +88,11 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions
       imageVersion: q.image_version,
       tagValueIds: csv(q.tag_value_ids),
     }
-    const resources = deployments.list(request.tenantId, filter, q.limit!, q.offset!)
     const base = publicBase(request, publicUrl)
-    return { resources: resources.map((deployment) => present(request, deployment, base)), offset: q.offset! + resources.length }
+    return cached(request, reply, base, () => {
+      const resources = deployments.list(request.tenantId, filter, q.limit!, q.offset!)
+      return { resources: resources.map((deployment) => present(request, deployment, base)), offset: q.offset! + resources.length }
+    })
   })
 
   app.post('/v2/deployments', {
@@ -126,11 +141,13 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions
       params: DeploymentParams,
       response: { 200: Deployment, ...errorResponses(404, 422) },
     },
-  }, async (request) => {
+  }, async (request, reply) => {
     const { deployment_id: id } = request.params
-    const deployment = deployments.get(request.tenantId, id)
-    if (!deployment) throw deploymentNotFound(id)
-    return present(request, deployment)
+    return cached(request, reply, publicBase(request, publicUrl), () => {
+      const deployment = deployments.get(request.tenantId, id)
+      if (!deployment) throw deploymentNotFound(id)
+      return present(request, deployment)
+    })
   })
 
   app.patch('/v2/deployments/:deployment_id', {
