@@ -270,6 +270,12 @@ export const MIGRATIONS: readonly string[] = [
   ) STRICT;
   CREATE INDEX feedback_by_run ON feedback (run_id, key);
   `,
+
+  // 5: thread search pages in SQL; its default order (newest first) reads this index backwards
+  // instead of sorting every thread of the scope.
+  `
+  CREATE INDEX threads_by_created ON threads (scope, created_at, seq);
+  `,
 ]
 
 export function migrate(db: Db) {
