@@ -3,9 +3,8 @@
 // 50 connections: GET a deployment, list 20, create a deployment (they accumulate), create a thread,
 // search threads, delete the thread it created.
 //
-// The delete keeps the number of threads bounded: `POST /threads/search` reads every thread of the
-// agent server on each call (see docs/benchmarks.md), so with threads piling up (20k by the end)
-// 100k requests take hours. BENCH_MEMORY_KEEP_THREADS=1 leaves the delete out (threads accumulate).
+// The delete keeps the number of threads flat, so the second figure measures the process and not
+// more data. BENCH_MEMORY_KEEP_THREADS=1 leaves the delete out (threads accumulate, ~20k by the end).
 //
 // hangar runs with a temporary file database (`--db <tmp>/hangar.db`, as `npm start` keeps its
 // state on disk), so RSS is the process's own memory, not the data an in-memory database would
