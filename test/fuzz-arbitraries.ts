@@ -52,6 +52,9 @@ function isGated(method: string, path: string): boolean {
   return path !== '/openapi.json' && !path.startsWith('/docs')
 }
 
+/** Documented paths whose answer never ends by itself. */
+const ENDLESS = ['/_hangar/events']
+
 /**
  * Every operation hangar serves: those of `/openapi.json`, and the copies it leaves out — the
  * control plane and Auth Service under `/api-host`, the agent server under
@@ -69,6 +72,8 @@ export function operationsFrom(doc: Schema): Operation[] {
     })
   }
   for (const [path, item] of Object.entries<Schema>(doc.paths)) {
+    // An event stream that never ends by itself would hold its request forever (test/admin-events.test.ts covers it).
+    if (ENDLESS.includes(path)) continue
     for (const [lower, op] of Object.entries<Schema>(item)) {
       const method = lower.toUpperCase()
       const params = (op.parameters ?? []) as Param[]

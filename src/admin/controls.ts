@@ -14,6 +14,8 @@ export interface ControlsOptions {
   forget: (tenantId?: string) => void
   /** Clears what lives outside the database (faults, the request journal) on a full reset. */
   onFullReset?: () => void
+  /** Hears of every reset and import once it is done (the inspector's live view). */
+  onChange?: (change: { action: 'reset' | 'import'; workspace: string | null }) => void
 }
 
 export class EmulatorControls {
@@ -46,6 +48,7 @@ export class EmulatorControls {
     this.#o.forget()
     this.#o.onFullReset?.()
     this.#o.seed()
+    this.#o.onChange?.({ action: 'reset', workspace: null })
   }
 
   /** One workspace back to a fresh start (its deployments' runs stopped first); other workspaces are untouched. */
@@ -56,6 +59,7 @@ export class EmulatorControls {
     })()
     this.#o.forget(tenantId)
     this.#o.seed()
+    this.#o.onChange?.({ action: 'reset', workspace: tenantId })
   }
 
   export(): StateDocument {
@@ -68,5 +72,6 @@ export class EmulatorControls {
     importState(this.#o.db, document)
     this.#o.forget()
     this.#o.manager.recover()
+    this.#o.onChange?.({ action: 'import', workspace: null })
   }
 }

@@ -108,6 +108,11 @@ function fnv1a(text: string): number {
 }
 
 
+export interface FaultChange {
+  action: 'added' | 'removed' | 'cleared'
+  fault_id: string | null
+}
+
 interface Held {
   rule: FaultRule
   pattern: RegExp
@@ -119,9 +124,12 @@ export class FaultInjector {
   readonly #clock: Clock
   readonly #rules = new Map<string, Held>()
   readonly #drops = new WeakMap<FastifyRequest, number>()
+  readonly #onChange: ((change: FaultChange) => void) | undefined
 
-  constructor(clock: Clock) {
+  /** `onChange` hears of every rule added or removed (the inspector's live view). */
+  constructor(clock: Clock, onChange?: (change: FaultChange) => void) {
     this.#clock = clock
+    this.#onChange = onChange
   }
 
   /** Adds a rule; throws a RuleViolation (a 400) when it cannot work as written. */
@@ -163,6 +171,7 @@ export class FaultInjector {
       matched: 0,
     }
     this.#rules.set(id, { rule, pattern, random: generator(seed) })
+    this.#onChange?.({ action: 'added', fault_id: id })
     return { ...rule }
   }
 
@@ -173,11 +182,14 @@ export class FaultInjector {
 
   /** Removes one rule; false when there is none with that id. */
   remove(id: string): boolean {
-    return this.#rules.delete(id)
+    const removed = this.#rules.delete(id)
+    if (removed) this.#onChange?.({ action: 'removed', fault_id: id })
+    return removed
   }
 
   clear(): void {
     this.#rules.clear()
+    this.#onChange?.({ action: 'cleared', fault_id: null })
   }
 
   get size(): number {

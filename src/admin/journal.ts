@@ -64,6 +64,8 @@ export interface Recorded {
 
 type Stored = Recorded & { id: number; rendered?: JournalEntry }
 
+type OnRecord = (entry: Pick<JournalEntry, 'id' | 'method' | 'path' | 'status' | 'latency_ms'>) => void
+
 /** A ring buffer of the newest `capacity` entries, newest first when listed. */
 export class RequestJournal {
   readonly capacity: number
@@ -72,11 +74,14 @@ export class RequestJournal {
   #next = 0
   #size = 0
   #lastId = 0
+  readonly #onRecord: OnRecord | undefined
 
-  constructor(capacity: number) {
+  /** `onRecord` hears of each request as it is recorded (the inspector's live view). */
+  constructor(capacity: number, onRecord?: OnRecord) {
     if (!Number.isInteger(capacity) || capacity < 0) throw new RangeError(`journal capacity must be a non-negative integer, got ${capacity}`)
     this.capacity = capacity
     this.#ring = new Array<Stored | undefined>(capacity).fill(undefined)
+    this.#onRecord = onRecord
   }
 
   get size(): number {
@@ -95,6 +100,7 @@ export class RequestJournal {
     this.#ring[this.#next] = { id, ...entry }
     this.#next = (this.#next + 1) % this.capacity
     this.#size = Math.min(this.#size + 1, this.capacity)
+    this.#onRecord?.({ id, method: entry.method, path: entry.path, status: entry.status, latency_ms: entry.latency_ms })
     return id
   }
 

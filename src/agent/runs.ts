@@ -8,7 +8,7 @@ import type { Clock } from '../clock.js'
 import { ApiError } from '../errors.js'
 import type { SseEvent } from '../sse/writer.js'
 import type { Assistant } from '../store/assistants.js'
-import type { Run, RunKwargs, RunRepository } from '../store/runs.js'
+import type { Run, RunKwargs, RunRepository, RunStatus } from '../store/runs.js'
 import type { Thread, ThreadRepository } from '../store/threads.js'
 import type { EngineOutput, GraphEngine, PausedAt, State } from './types.js'
 
@@ -53,6 +53,18 @@ export interface RunManagerOptions {
   /** Runs `fn` in one database transaction. */
   transaction: <T>(fn: () => T) => T
   log: { error: (obj: object, msg: string) => void }
+  /** Hears of every status a run takes and every event appended to its log (the inspector's live view). */
+  observe?: (change: RunChange) => void
+}
+
+/** A run changed status (`status`), or an event was appended to its log (`event`, `event_id`). */
+export interface RunChange {
+  run_id: string
+  thread_id: string
+  scope: string
+  status: RunStatus | null
+  event: string | null
+  event_id: string | null
 }
 
 export interface NewRun {
@@ -97,6 +109,7 @@ export class RunManager {
       for (const other of active) this.cancel(other, input.strategy)
     }
     this.#schedule(run, input.assistant, input.publicBase)
+    this.#observe(run, 'pending')
     return run
   }
 
@@ -223,7 +236,17 @@ export class RunManager {
   }
 
   #emit(live: LiveRun, event: string, data: unknown): void {
-    live.events.emit('event', this.#o.runs.append(live.run, event, data))
+    this.#announce(live, this.#o.runs.append(live.run, event, data))
+  }
+
+  /** Hands a logged event to the run's streams (and observer). */
+  #announce(live: LiveRun, event: SseEvent): void {
+    live.events.emit('event', event)
+    this.#observe(live.run, null, event)
+  }
+
+  #observe(run: Run, status: RunStatus | null, event?: SseEvent): void {
+    this.#o.observe?.({ run_id: run.run_id, thread_id: run.thread_id, scope: run.scope, status, event: event?.event ?? null, event_id: event?.id ?? null })
   }
 
   async #execute(live: LiveRun, assistant: Assistant): Promise<void> {
@@ -237,6 +260,7 @@ export class RunManager {
       const thread = threads.bySeq(run.thread_seq)!
       runs.setStatus(run, 'running')
       threads.setStatus(thread.seq, 'busy')
+      this.#observe(run, 'running')
       live.started = true
       this.#emit(live, 'metadata', { run_id: run.run_id, attempt: 1 })
 
@@ -296,7 +320,8 @@ export class RunManager {
       if (this.#o.endEvent) logged.push(runs.append(run, 'end', null))
       return logged
     })
-    for (const event of finalEvents) live.events.emit('event', event)
+    for (const event of finalEvents) this.#announce(live, event)
+    this.#observe(run, outcome.status === 'error' ? 'error' : 'success')
     if (run.kwargs.temporary) threads.delete(thread)
   }
 
@@ -314,6 +339,7 @@ export class RunManager {
     } else {
       runs.setStatus(run, 'interrupted')
     }
+    this.#observe(run, 'interrupted')
     const others = runs.active(thread.seq).filter((r) => r.seq !== run.seq)
     if (others.length === 0) {
       const paused = threads.latestCheckpoint(thread)?.pausedAt ?? null

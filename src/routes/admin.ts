@@ -3,20 +3,27 @@
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
+import { clockState } from '../admin/bus.js'
 import type { EmulatorControls } from '../admin/controls.js'
 import type { Clock } from '../clock.js'
 import { ApiError } from '../errors.js'
 import { MAX_DATETIME_MS, MIN_DATETIME_MS } from '../validation/datetime.js'
-import { RevisionSpeed } from '../lifecycle/revisions.js'
-import { AnyDict, errorResponses, StringEnum, Uuid } from '../schemas/common.js'
+import { RevisionSpeed, RevisionStatus } from '../lifecycle/revisions.js'
+import type { Fixtures } from '../fixtures.js'
+import { AnyDict, DateTime, errorResponses, Nullable, StringEnum, Uuid } from '../schemas/common.js'
 import { Revision, RevisionParams, DeploymentParams } from '../schemas/deployments.js'
 import type { DeploymentRepository } from '../store/deployments.js'
 import { StateError } from '../store/state.js'
+import type { WorkspaceRepository } from '../store/workspaces.js'
 
 export interface AdminRoutesOptions {
   clock: Clock
   controls: EmulatorControls
   deployments: DeploymentRepository
+  workspaces: WorkspaceRepository
+  /** For the workspaces' names. */
+  fixtures: Fixtures
+  defaultTenant: string
 }
 
 const tags = ['Emulator']
@@ -36,10 +43,34 @@ const inRange = (at: number) => at >= MIN_DATETIME_MS && at <= MAX_DATETIME_MS
 const RANGE = 'between the years 1 and 9999'
 const FORCEABLE = ['DEPLOYED', 'CREATE_FAILED', 'BUILD_FAILED', 'DEPLOY_FAILED', 'INTERRUPTED'] as const
 
-export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async (app, { clock, controls, deployments }) => {
-  const clockState = () => ({ now: new Date(clock.now()).toISOString(), now_ms: clock.now(), frozen: clock.frozen })
+const WorkspaceList = Type.Object({
+  workspaces: Type.Array(Type.Object({
+    id: Uuid(),
+    name: Nullable(Type.String({ description: 'From the workspace fixtures; null for a workspace they do not name' })),
+    self_hosted_enterprise: Type.Boolean(),
+    default: Type.Boolean({ description: 'Whether requests without X-Tenant-Id act in it' }),
+  }, { title: 'WorkspaceSummary' })),
+}, { title: 'WorkspaceList' })
 
-  app.get('/clock', { schema: { tags, summary: 'Read the clock', response: { 200: ClockState } } }, async () => clockState())
+const RevisionSchedule = Type.Object({
+  deployment_id: Uuid(),
+  workspace: Uuid(),
+  speed: StringEnum(RevisionSpeed, { description: 'The speed of the deployment\'s revisions from now on' }),
+  now: DateTime({ description: 'The clock when this was read' }),
+  revisions: Type.Array(Type.Object({
+    id: Uuid(),
+    status: StringEnum(RevisionStatus),
+    speed: StringEnum(RevisionSpeed),
+    next_status: Nullable(StringEnum(RevisionStatus), { description: 'The status an advance moves it to; null once it has finished' }),
+    next_at: Nullable(DateTime({ description: 'When it moves on by time alone; null when it will not (finished, or at the manual or poll speed)' })),
+    next_in_ms: Nullable(Type.Number({ description: 'Clock milliseconds from `now` until `next_at`' })),
+  }, { title: 'RevisionStep' }), { description: 'Newest first' }),
+}, { title: 'RevisionSchedule' })
+
+export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async (app, options) => {
+  const { clock, controls, deployments } = options
+
+  app.get('/clock', { schema: { tags, summary: 'Read the clock', response: { 200: ClockState } } }, async () => clockState(clock))
 
   app.post('/clock', {
     schema: {
@@ -59,7 +90,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
       if (ms === undefined || !inRange(clock.now() + ms)) throw ApiError.badRequest(`advance needs "ms": a number of milliseconds that keeps the clock ${RANGE}.`)
       clock.advance(ms)
     }
-    return clockState()
+    return clockState(clock)
   })
 
   app.post('/reset', {
@@ -92,6 +123,31 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
       throw error
     }
     return reply.code(204).send(null)
+  })
+
+  app.get('/workspaces', {
+    schema: { tags, summary: 'List the workspaces hangar knows', description: 'Those of the fixtures and every one a request has named, in the order first seen, the default one first.', response: { 200: WorkspaceList } },
+  }, async () => {
+    const names = new Map(options.fixtures.workspaces.map((w) => [w.id, w.name ?? null]))
+    const list = options.workspaces.list().map((w) => ({ id: w.id, name: names.get(w.id) ?? null, self_hosted_enterprise: w.selfHostedEnterprise, default: w.id === options.defaultTenant }))
+    return { workspaces: [...list.filter((w) => w.default), ...list.filter((w) => !w.default)] }
+  })
+
+  app.get('/deployments/:deployment_id/revisions', {
+    schema: {
+      tags, summary: 'Where a deployment\'s revisions stand and when each moves on',
+      description: 'Every revision, newest first, with its speed, the status it moves to next and when that is due at its current speed. The deployment may be in any workspace.',
+      params: DeploymentParams, response: { 200: RevisionSchedule, ...errorResponses(404, 422) },
+    },
+  }, async (request) => {
+    const { deployment_id: id } = request.params
+    const schedule = deployments.schedule(id)
+    if (!schedule) throw ApiError.notFound(`Deployment ID ${id} not found.`)
+    const now = clock.now()
+    const revisions = schedule.revisions.map((r) => ({
+      ...r, next_at: r.next_at === null ? null : new Date(r.next_at).toISOString(), next_in_ms: r.next_at === null ? null : r.next_at - now,
+    }))
+    return { deployment_id: id, workspace: schedule.workspace, speed: schedule.speed, now: new Date(now).toISOString(), revisions }
   })
 
   app.post('/deployments/:deployment_id/speed', {

@@ -48,6 +48,23 @@ interface RevisionRow {
   created_at: number
 }
 
+/** A deployment was written, or one of its revisions changed status (`revision_id`, `status`). */
+export interface DeploymentChange {
+  workspace: string
+  deployment_id: string
+  revision_id: string | null
+  status: RevisionStatus | null
+}
+
+/** Where a revision stands now and what comes next (`next_at`: when, by time alone; null when it does not move by itself). */
+export interface RevisionStep {
+  id: string
+  status: RevisionStatus
+  speed: RevisionSpeed
+  next_status: RevisionStatus | null
+  next_at: number | null
+}
+
 export interface NewDeployment {
   tenantId: string
   name: string
@@ -130,15 +147,19 @@ export class DeploymentRepository {
   /** When the earliest scheduled transition is due (epoch ms); -Infinity: unknown, look. */
   #nextDue = Number.NEGATIVE_INFINITY
   readonly #listStatements = new Map<string, Statement<Record<string, unknown>, DeploymentRow>>()
+  readonly #onChange: ((change: DeploymentChange) => void) | undefined
 
-  constructor(db: Db, clock: Clock, defaultSpeed: RevisionSpeed) {
+  /** `onChange` hears of every deployment written and every revision status change (the inspector's live view). */
+  constructor(db: Db, clock: Clock, defaultSpeed: RevisionSpeed, onChange?: (change: DeploymentChange) => void) {
     this.#db = db
     this.#clock = clock
     this.#defaultSpeed = defaultSpeed
+    this.#onChange = onChange
     db.function('casefold', { deterministic: true }, (text) => (typeof text === 'string' ? text.toLowerCase() : text))
     const view = 'SELECT * FROM deployment_view'
     this.#sql = {
-      due: db.prepare<[number], RevisionRow>('SELECT * FROM revisions WHERE next_at <= ?'),
+      due: db.prepare<[number], RevisionRow & { deployment_id: string; tenant_id: string }>(`SELECT r.*, d.id AS deployment_id, d.tenant_id
+        FROM revisions r JOIN deployments d ON d.seq = r.deployment_seq WHERE r.next_at <= ?`),
       nextDue: db.prepare<[], { next_at: number | null }>('SELECT min(next_at) AS next_at FROM revisions WHERE next_at IS NOT NULL'),
       setStatus: db.prepare('UPDATE revisions SET status = ?, status_at = ?, next_at = ? WHERE seq = ?'),
       get: db.prepare<[string, string], DeploymentRow>(`${view} WHERE tenant_id = ? AND id = ?`),
@@ -177,12 +198,12 @@ export class DeploymentRepository {
     if (now < this.#nextDue) return 0
     const due = this.#sql.due.all(now)
     if (due.length > 0) {
-      this.#db.transaction(() => {
-        for (const row of due) {
-          const position = statusAt(anchorOf(row), now)
-          this.#sql.setStatus.run(position.status, position.since, position.nextAt, row.seq)
-        }
-      })()
+      const moved = this.#db.transaction(() => due.map((row) => {
+        const position = statusAt(anchorOf(row), now)
+        this.#sql.setStatus.run(position.status, position.since, position.nextAt, row.seq)
+        return { row, status: position.status }
+      }))()
+      for (const { row, status } of moved) this.#changed(row.tenant_id, row.deployment_id, { id: row.id, status })
     }
     this.#nextDue = this.#sql.nextDue.get()?.next_at ?? Number.POSITIVE_INFINITY
     return due.length
@@ -213,6 +234,7 @@ export class DeploymentRepository {
       })
       this.#insertRevision(Number(lastInsertRowid), this.#defaultSpeed, revision, now)
     })()
+    this.#changed(input.tenantId, id)
     return this.get(input.tenantId, id)!
   }
 
@@ -264,12 +286,15 @@ export class DeploymentRepository {
         })
         if (plan.revision) this.#insertRevision(row.seq, row.speed ?? this.#defaultSpeed, plan.revision, now)
       })()
+      this.#changed(tenantId, id)
     }
     return this.get(tenantId, id)!
   }
 
   delete(tenantId: string, id: string): boolean {
-    return this.#sql.deleteDeployment.run(tenantId, id).changes > 0
+    const deleted = this.#sql.deleteDeployment.run(tenantId, id).changes > 0
+    if (deleted) this.#changed(tenantId, id)
+    return deleted
   }
 
   /** Deletes every listed deployment that exists, in one transaction. */
@@ -319,7 +344,10 @@ export class DeploymentRepository {
     if (!row) return undefined
     if (row.speed === 'poll') {
       const next = nextStatus(anchorOf(row))
-      if (next) this.#sql.setStatus.run(next, this.#clock.now(), null, row.seq)
+      if (next) {
+        this.#sql.setStatus.run(next, this.#clock.now(), null, row.seq)
+        this.#changed(tenantId, deploymentId, { id: row.id, status: next })
+      }
     }
     return toRevision(row)
   }
@@ -340,7 +368,9 @@ export class DeploymentRepository {
       })
       return this.#insertRevision(row.seq, row.speed ?? this.#defaultSpeed, revision, now)
     })()
-    return toRevision(this.#sql.revisionBySeq.get(seq)!)
+    const added = toRevision(this.#sql.revisionBySeq.get(seq)!)
+    this.#changed(tenantId, deploymentId, added)
+    return added
   }
 
   /** Stops an in-progress revision; reports the status of one that had already finished. */
@@ -353,6 +383,7 @@ export class DeploymentRepository {
     if (!row) return undefined
     if (isTerminal(row.status)) return { finished: row.status }
     this.#sql.setStatus.run('INTERRUPTED', this.#clock.now(), null, row.seq)
+    this.#changed(tenantId, deploymentId, { id: row.id, status: 'INTERRUPTED' })
     return toRevision(this.#sql.revisionBySeq.get(row.seq)!)
   }
 
@@ -385,6 +416,7 @@ export class DeploymentRepository {
       }
     })()
     this.invalidate()
+    this.#changed(row.tenant_id, deploymentId)
     return true
   }
 
@@ -403,7 +435,31 @@ export class DeploymentRepository {
     const position = statusAt({ ...anchorOf(row), status, since: now }, now)
     this.#sql.setStatus.run(position.status, position.since, position.nextAt, row.seq)
     this.invalidate()
+    this.#changed(deployment.tenant_id, deploymentId, { id: row.id, status: position.status })
     return toRevision(this.#sql.revisionBySeq.get(row.seq)!)
+  }
+
+  /**
+   * Where each revision of a deployment (of any workspace) stands now, newest first, and what comes
+   * next; with the deployment's workspace and the speed its new revisions get. Undefined when there
+   * is no such deployment.
+   */
+  schedule(deploymentId: string): { workspace: string; speed: RevisionSpeed; revisions: RevisionStep[] } | undefined {
+    this.settle()
+    const row = this.#sql.anyTenant.get(deploymentId)
+    if (!row) return undefined
+    const now = this.#clock.now()
+    const revisions = this.#sql.revisions.all({ seq: row.seq, match: 1, statuses: null, limit: -1, offset: 0 }).map((revision) => {
+      const anchor = anchorOf(revision)
+      const position = statusAt(anchor, now)
+      const next = nextStatus({ status: position.status, track: anchor.track })
+      return { id: revision.id, status: position.status, speed: revision.speed, next_status: next, next_at: position.nextAt }
+    })
+    return { workspace: row.tenant_id, speed: row.speed ?? this.#defaultSpeed, revisions }
+  }
+
+  #changed(workspace: string, deploymentId: string, revision?: { id: string; status: RevisionStatus }): void {
+    this.#onChange?.({ workspace, deployment_id: deploymentId, revision_id: revision?.id ?? null, status: revision?.status ?? null })
   }
 
   #revisionRow(tenantId: string, deploymentId: string, revisionId: string): RevisionRow | undefined {

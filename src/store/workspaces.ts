@@ -8,7 +8,13 @@ export class WorkspaceRepository {
     this.#sql = {
       get: db.prepare<[string], { self_hosted_enterprise: number }>('SELECT self_hosted_enterprise FROM workspaces WHERE id = ?'),
       insert: db.prepare('INSERT OR IGNORE INTO workspaces (id, self_hosted_enterprise, seeded_at) VALUES (?, ?, ?)'),
+      list: db.prepare<[], { id: string; self_hosted_enterprise: number }>('SELECT id, self_hosted_enterprise FROM workspaces ORDER BY seeded_at, id'),
     }
+  }
+
+  /** Every workspace seen, in the order they were first seen. */
+  list(): { id: string; selfHostedEnterprise: boolean }[] {
+    return this.#sql.list.all().map((row) => ({ id: row.id, selfHostedEnterprise: row.self_hosted_enterprise === 1 }))
   }
 
   /** Whether the workspace has a self-hosted enterprise plan; undefined for a workspace never seen. */
