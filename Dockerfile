@@ -1,7 +1,8 @@
 # hangar container image: two stages.
 #   build   - installs every dependency, compiles better-sqlite3 and the TypeScript, then prunes
 #             to production dependencies;
-#   runtime - the same slim base with only node_modules, dist and package.json, run as `node`.
+#   runtime - the same slim base with only node_modules, dist, package.json, the fixtures and the
+#             inspector page's static files, run as `node`.
 # `npm run docker:check` rehearses these steps without Docker (scripts/docker-check.mjs reads this
 # file), so keep to the instructions that script understands.
 
@@ -17,9 +18,11 @@ WORKDIR /app
 # install script, which fetches or compiles its native addon, is then run on its own.
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts && npm rebuild better-sqlite3
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json tsconfig.build.json tsconfig.ui.json ./
 COPY src ./src
-# tsconfig.build.json has rootDir src, so this emits dist/server.js.
+COPY ui ./ui
+# tsconfig.build.json has rootDir src, so this emits dist/server.js; tsconfig.ui.json emits the
+# inspector page's scripts to dist/ui.
 RUN npm run build
 # Drop devDependencies (typescript, tap, @types/*); the compiled addon stays in place.
 RUN npm prune --omit=dev
@@ -33,6 +36,8 @@ COPY --from=build --chown=node:node /app/dist ./dist
 COPY --from=build --chown=node:node /app/package.json ./package.json
 # The seed data (OAuth providers, integrations, workspaces); HANGAR_FIXTURES may point elsewhere.
 COPY --chown=node:node fixtures ./fixtures
+# The inspector page's markup and styles (/_hangar/ui); its scripts are in dist/ui.
+COPY --chown=node:node ui ./ui
 # A fresh named volume takes its ownership from the image's directory; without this /data would
 # be root-owned and the `node` user could not create the database in it.
 RUN mkdir -p /data && chown node:node /data

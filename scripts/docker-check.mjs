@@ -982,6 +982,18 @@ async function startFinal(stage, root, mapEnv) {
     }
     log(`${label} GET /ok -> ${answer.status} ${answer.body.trim()}`)
 
+    // The inspector page: its markup and styles come from ui/, its scripts from the build (dist/ui).
+    for (const asset of ['/_hangar/ui', '/_hangar/ui/style.css', '/_hangar/ui/main.js']) {
+      let page
+      try {
+        page = await httpGet(`http://127.0.0.1:${port}${asset}`)
+      } catch (error) {
+        throw new CheckError(`${label} GET ${asset}`, error.message, output())
+      }
+      if (page.status !== 200 || page.body.length === 0) throw new CheckError(`${label} GET ${asset}`, `expected 200 with a body, got ${page.status} ${page.body.slice(0, 200)}`, output())
+    }
+    log(`${label} GET /_hangar/ui, its style sheet and its script -> 200`)
+
     const check = stage.healthcheck
     const checkArgv = check.exec ?? ['sh', '-c', check.shell]
     const health = await runToEnd(checkArgv, { cwd, env: containerEnv }, check.timeoutMs)

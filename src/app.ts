@@ -8,9 +8,11 @@ import { DEPLOYED_AGENT_PREFIX } from './agent/paths.js'
 import { RunManager } from './agent/runs.js'
 import { seedSystemAssistants } from './agent/system-assistants.js'
 import { adminAuth, agentServerAuth, controlPlaneAuth } from './auth.js'
+import { EventBus } from './admin/bus.js'
 import { EmulatorControls } from './admin/controls.js'
 import { FaultInjector, installFaults } from './admin/faults.js'
 import { installJournal, isHangarOwnPath, RequestJournal } from './admin/journal.js'
+import { adminEventRoutes } from './routes/admin-events.js'
 import { adminFaultRoutes } from './routes/admin-faults.js'
 import { adminRequestRoutes } from './routes/admin-requests.js'
 import { adminRoutes } from './routes/admin.js'
@@ -30,6 +32,7 @@ import { authProviderRoutes } from './routes/auth-providers.js'
 import { authTokenRoutes } from './routes/auth-tokens.js'
 import { deploymentRoutes } from './routes/deployments.js'
 import { ReadCache } from './store/read-cache.js'
+import { inspectorRoutes } from './routes/inspector.js'
 import { integrationRoutes } from './routes/integrations.js'
 import { listenerRoutes } from './routes/listeners.js'
 import { oauthCallbackRoutes, oauthConsentRoutes } from './routes/oauth-browser.js'
@@ -60,6 +63,8 @@ export interface AppOptions {
 export interface EmulatorParts {
   readonly journal: RequestJournal
   readonly faults: FaultInjector
+  /** What changes inside hangar, as it happens (what `GET /_hangar/events` streams). */
+  readonly bus: EventBus
 }
 
 export type App = FastifyInstance & { readonly clock: Clock; readonly config: Config; readonly emulator: EmulatorParts }
@@ -112,11 +117,13 @@ export function buildApp(options: AppOptions = {}): App {
   installRequestValidation(app)
   installSerialization(app)
   // The request journal and faults see every request to the emulated services, never hangar's own paths.
-  const journal = new RequestJournal(config.journalSize)
-  const faults = new FaultInjector(clock)
+  // What changes (requests recorded, runs, revisions, the clock, faults, resets) is published on the bus.
+  const bus = new EventBus(clock)
+  const journal = new RequestJournal(config.journalSize, (entry) => bus.publish('request', entry))
+  const faults = new FaultInjector(clock, (change) => bus.publish('faults', change))
   installJournal(app, journal, clock, { exclude: isHangarOwnPath })
   installFaults(app, faults, clock, { exclude: isHangarOwnPath })
-  app.decorate('emulator', { journal, faults } satisfies EmulatorParts)
+  app.decorate('emulator', { journal, faults, bus } satisfies EmulatorParts)
   // Browsers may call hangar (token URLs, streams) from the configured origins and read the headers clients use.
   if (!config.corsOrigins.includes('none')) {
     app.register(cors, {
@@ -131,7 +138,7 @@ export function buildApp(options: AppOptions = {}): App {
   const workspaces = new WorkspaceRepository(db)
   const providers = new OAuthProviderRepository(db, clock)
   const seeder = new WorkspaceSeeder(db, fixtures, { workspaces, providers }, clock, config.selfHostedEnterprise)
-  const deployments = new DeploymentRepository(db, clock, config.revisionSpeed)
+  const deployments = new DeploymentRepository(db, clock, config.revisionSpeed, (change) => bus.publish('deployments', change))
   const listeners = new ListenerRepository(db, clock)
   const tokens = new OAuthTokenRepository(db, clock)
   const flows = new OAuthFlows(db, clock, providers, tokens)
@@ -183,6 +190,7 @@ export function buildApp(options: AppOptions = {}): App {
   const manager = new RunManager({
     runs, threads, engine, clock, endEvent: config.sseEndEvent, log: app.log, transaction,
     onSuccess: (run, base) => issueRunFeedback(feedback, clock, config.feedbackTtl, run, base),
+    observe: (change) => bus.publish('run', change),
   })
   manager.recover()
   // Shutdown: runs stop (ending interrupted), their streams write their last events and end; a
@@ -238,13 +246,16 @@ export function buildApp(options: AppOptions = {}): App {
     seeder.forget(tenantId)
     deployments.invalidate()
     if (tenantId === undefined) seededScopes.clear()
-  } })
+  }, onChange: (change) => bus.publish('state', change) })
   app.register(async (scope) => {
     scope.addHook('onRequest', adminAuth(config))
-    await scope.register(adminRoutes, { clock, controls, deployments })
+    await scope.register(adminRoutes, { clock, controls, deployments, workspaces, fixtures, defaultTenant: config.defaultTenant })
     await scope.register(adminRequestRoutes, { journal })
     await scope.register(adminFaultRoutes, { faults })
+    await scope.register(adminEventRoutes, { bus, clock })
   }, { prefix: '/_hangar' })
+  // The inspector page: static files holding no data, so outside the admin token's gate; it reads through the APIs above.
+  app.register(inspectorRoutes, { prefix: '/_hangar/ui' })
 
   // Feedback on runs, as the tracing service serves it, at /api/v1 and (for its SDKs) without it.
   const feedbackOptions = {

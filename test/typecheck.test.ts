@@ -1,17 +1,25 @@
 // tap runs TypeScript without type-checking it; this test is the type check, so a type error
-// fails the suite like any other broken behaviour.
+// fails the suite like any other broken behaviour. Two programs: the server with its tests and
+// benchmarks (tsconfig.json), and the inspector page's scripts, which run in a browser (tsconfig.ui.json).
 
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import t from 'tap'
 
-t.test('the project type-checks', async (t) => {
-  const tsc = new URL('../node_modules/typescript/bin/tsc', import.meta.url).pathname
-  const result = await promisify(execFile)(process.execPath, [tsc, '-p', 'tsconfig.json', '--noEmit', '--pretty', 'false'], {
-    cwd: new URL('..', import.meta.url).pathname,
-  }).then(
-    () => ({ code: 0, output: '' }),
-    (error: { code: number; stdout: string }) => ({ code: error.code, output: error.stdout }),
-  )
-  t.equal(result.code, 0, result.output || 'tsc found no errors')
-})
+const PROGRAMS = [
+  ['tsconfig.json', 'the project type-checks'],
+  ['tsconfig.ui.json', "the inspector page's scripts type-check"],
+]
+
+for (const [project, name] of PROGRAMS) {
+  t.test(`${name} (${project})`, async (t) => {
+    const tsc = new URL('../node_modules/typescript/bin/tsc', import.meta.url).pathname
+    const result = await promisify(execFile)(process.execPath, [tsc, '-p', project, '--noEmit', '--pretty', 'false'], {
+      cwd: new URL('..', import.meta.url).pathname,
+    }).then(
+      () => ({ code: 0, output: '' }),
+      (error: { code: number; stdout: string }) => ({ code: error.code, output: error.stdout }),
+    )
+    t.equal(result.code, 0, result.output || 'tsc found no errors')
+  })
+}
