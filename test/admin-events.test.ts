@@ -4,7 +4,7 @@
 import { createHook } from 'node:async_hooks'
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http'
 import t, { type Test } from 'tap'
-import { dockerDeployment, serveApp, START, TENANT_A } from './helpers.js'
+import { dockerDeployment, serveApp, START, TENANT_A, turn, until } from './helpers.js'
 
 const HEARTBEAT_MS = 15_000
 const JSON_HEADERS = { 'content-type': 'application/json', 'x-api-key': 'k' }
@@ -14,16 +14,6 @@ interface Message {
   data: any
 }
 
-const turn = () => new Promise<void>((resolve) => setImmediate(resolve))
-
-/** Turns the event loop until `done()` holds (no real time is waited for, only I/O and callbacks). */
-async function until(done: () => boolean, what: string, maxTurns = 20_000) {
-  for (let i = 0; i < maxTurns; i++) {
-    if (done()) return
-    await turn()
-  }
-  throw new Error(`${what}: still not so after ${maxTurns} turns of the event loop`)
-}
 
 /** Follows the event stream: its messages as they arrive, and a way to wait for more. */
 async function follow(t: Test, base: string, headers: Record<string, string> = {}) {

@@ -102,3 +102,15 @@ export function dockerDeployment(overrides: Record<string, unknown> = {}) {
     ...overrides,
   }
 }
+
+/** One turn of the event loop. */
+export const turn = () => new Promise<void>((resolve) => setImmediate(resolve))
+
+/** Turns the event loop until `done()` holds (no real time is waited for, only I/O and callbacks). */
+export async function until(done: () => boolean, what: string, maxTurns = 20_000) {
+  for (let i = 0; i < maxTurns; i++) {
+    if (done()) return
+    await turn()
+  }
+  throw new Error(`${what}: still not so after ${maxTurns} turns of the event loop`)
+}

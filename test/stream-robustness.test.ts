@@ -12,7 +12,7 @@ import t, { type Test } from 'tap'
 import { Client } from '@langchain/langgraph-sdk'
 import type { Clock } from '../src/clock.js'
 import type { Config } from '../src/config.js'
-import { serveApp } from './helpers.js'
+import { serveApp, turn, until } from './helpers.js'
 
 /** Every run is created with the same headers: they are copied into its config, hence into its events. */
 const HEADERS = { 'x-api-key': 'k', 'user-agent': 'stream-robustness' }
@@ -29,16 +29,6 @@ interface Frame {
   raw: string
 }
 
-const turn = () => new Promise<void>((resolve) => setImmediate(resolve))
-
-/** Turns the event loop until `done()` holds (no real time is waited for, only I/O and callbacks). */
-async function until(done: () => boolean, what: string, maxTurns = 20_000) {
-  for (let i = 0; i < maxTurns; i++) {
-    if (done()) return
-    await turn()
-  }
-  throw new Error(`${what}: still not so after ${maxTurns} turns of the event loop`)
-}
 
 /** Lets clock time pass (100 ms whenever something waits on the clock) until `done()` holds. */
 async function drive(clock: Clock, done: () => boolean, what: string, maxTurns = 20_000) {
