@@ -20,8 +20,9 @@
 // created in a round is CREATING at the kill and still CREATING at the restart; the test then moves
 // the clock 1 s (it must be QUEUED) and 10 s more (it must be DEPLOYED).
 //
-// Kill points: each round draws k (an answer count) and a delay of 0-3 ms from the seed; the child is
-// killed that long after the k-th answer arrives, while the clients keep sending. Reproduce a run
+// Kill points: each round draws k (an answer count) and a number of event-loop turns (0-15) from the
+// seed; the child is killed that many turns after the k-th answer arrives, while the clients keep
+// sending (no timer: the kill lands after a drawn amount of the clients' own progress). Reproduce a run
 // with HANGAR_CRASH_SEED=<the seed it printed>: the kill points and every client's choices follow the
 // seed; which requests were in flight at the kill depends on scheduling, so a rerun is close to, not
 // exactly, the same run.
@@ -173,26 +174,28 @@ function mergeSecrets(current: Secret[], updates: Secret[]): Secret[] {
 // ---------------------------------------------------------------------------------------------
 // One round's load: CLIENTS clients, each with one request in flight, until the k-th answer
 
-async function load(child: Child, round: number, killAt: number, delayMs: number) {
+async function load(child: Child, round: number, killAt: number, delayTurns: number) {
   let answers = 0
   let killed = false
   const unexpected: string[] = []
   const inFlight = new Set<string>()
 
   /**
-   * An answer arrived whole: it counts, and the k-th one pulls the plug `delayMs` later (0 to 3 ms,
-   * drawn from the seed), while the clients go on: killing at the very instant an answer arrives
+   * An answer arrived whole: it counts, and the k-th one pulls the plug `delayTurns` turns of the
+   * event loop later (0 to 15, drawn from the seed), while the clients go on: killing at the very instant an answer arrives
    * would nearly always find the server between two requests, and so almost never between a commit
    * and its answer — the case where a write the client never heard about must still be whole.
    */
   const answered = () => {
     answers++
     if (answers === killAt) {
-      setTimeout(() => {
+      const kill = (turnsLeft: number): void => {
+        if (turnsLeft > 0) return void setImmediate(kill, turnsLeft - 1)
         killed = true
         totals.inFlightAtKill += inFlight.size
         child.process.kill('SIGKILL')
-      }, delayMs)
+      }
+      kill(delayTurns)
     }
   }
   const attempt = async (label: string, request: () => Promise<Answer>): Promise<Answer | undefined> => {
@@ -457,10 +460,10 @@ t.same(await setClock(child, now), { now: new Date(now).toISOString(), now_ms: n
 
 for (let round = 1; round <= ROUNDS; round++) {
   const killAt = KILL_AFTER.min + Math.floor(random() * (KILL_AFTER.max - KILL_AFTER.min + 1))
-  const delayMs = Math.floor(random() * 4)
+  const delayTurns = Math.floor(random() * 16)
   const last = round === ROUNDS
-  await t.test(`round ${round}: killed ${delayMs} ms after answer ${killAt}, restarted, everything acknowledged is there whole`, async (t) => {
-    const loaded = await load(child, round, killAt, delayMs)
+  await t.test(`round ${round}: killed ${delayTurns} turns after answer ${killAt}, restarted, everything acknowledged is there whole`, async (t) => {
+    const loaded = await load(child, round, killAt, delayTurns)
     t.equal(loaded.signal, 'SIGKILL', 'the child died of SIGKILL')
     t.same(loaded.unexpected, [], 'every request answered as expected until the kill')
 
