@@ -1,56 +1,41 @@
-import Fastify, { type FastifyInstance } from 'fastify'
+// The route table: what hangar serves, in order, over the services built in services.ts.
+
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import cors from '@fastify/cors'
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { createRequire } from 'node:module'
-import { join } from 'node:path'
-import { createEngine } from './agent/engine.js'
 import { DEPLOYED_AGENT_PREFIX } from './agent/paths.js'
-import { RunManager } from './agent/runs.js'
-import { seedSystemAssistants } from './agent/system-assistants.js'
+import type { EventBus } from './admin/bus.js'
+import type { FaultInjector } from './admin/faults.js'
+import { installFaults } from './admin/faults.js'
+import { installJournal, isHangarOwnPath, type RequestJournal } from './admin/journal.js'
 import { adminAuth, agentServerAuth, controlPlaneAuth } from './auth.js'
-import { EventBus } from './admin/bus.js'
-import { EmulatorControls } from './admin/controls.js'
-import { FaultInjector, installFaults } from './admin/faults.js'
-import { installJournal, isHangarOwnPath, RequestJournal } from './admin/journal.js'
+import { Clock } from './clock.js'
+import { defaultConfig, type Config } from './config.js'
+import { installErrorHandler } from './errors.js'
+import { clientErrorHandler, frameworkErrors, installStarletteRouting, lenientUrl, MAX_PARAM_LENGTH } from './routing.js'
+import { installSerialization } from './serialization.js'
+import { buildServices, type Services } from './services.js'
+import { ticker } from './ticker.js'
+import { installRequestValidation } from './validation/request.js'
 import { adminEventRoutes } from './routes/admin-events.js'
 import { adminFaultRoutes } from './routes/admin-faults.js'
 import { adminRequestRoutes } from './routes/admin-requests.js'
 import { adminRoutes } from './routes/admin.js'
-import { Clock } from './clock.js'
-import { defaultConfig, type Config } from './config.js'
-import { ApiError, clientErrorHandler, frameworkErrors, installErrorHandling, lenientUrl, MAX_PARAM_LENGTH } from './errors.js'
-import { loadFixtures, WorkspaceSeeder } from './fixtures.js'
 import { agentMetaRoutes } from './routes/agent-meta.js'
 import { assistantRoutes } from './routes/assistants.js'
-import { runRoutes } from './routes/runs.js'
-import { threadRoutes } from './routes/threads.js'
-import { AssistantRepository } from './store/assistants.js'
-import { RunRepository } from './store/runs.js'
-import { ThreadRepository } from './store/threads.js'
 import { authFlowRoutes } from './routes/auth-flow.js'
 import { authProviderRoutes } from './routes/auth-providers.js'
 import { authTokenRoutes } from './routes/auth-tokens.js'
 import { deploymentRoutes } from './routes/deployments.js'
-import { ReadCache } from './store/read-cache.js'
+import { feedbackTokenRoutes, tracingRoutes } from './routes/feedback.js'
 import { inspectorRoutes } from './routes/inspector.js'
 import { integrationRoutes } from './routes/integrations.js'
 import { listenerRoutes } from './routes/listeners.js'
 import { oauthCallbackRoutes, oauthConsentRoutes } from './routes/oauth-browser.js'
 import { leaveOutOfDocs, openapiDocument, openapiRoute } from './routes/openapi.js'
+import { runRoutes } from './routes/runs.js'
 import { systemRoutes } from './routes/system.js'
-import { installSerialization } from './serialization.js'
-import { closeDatabase, openDatabase } from './store/db.js'
-import { DeploymentRepository } from './store/deployments.js'
-import { ListenerRepository } from './store/listeners.js'
-import { OAuthFlows } from './store/oauth-flows.js'
-import { OAuthProviderRepository } from './store/oauth-providers.js'
-import { OAuthTokenRepository } from './store/oauth-tokens.js'
-import { WorkspaceRepository } from './store/workspaces.js'
-import { OpenStreams } from './sse/writer.js'
-import { ticker } from './ticker.js'
-import { installRequestValidation } from './validation/request.js'
-import { feedbackTokenRoutes, issueRunFeedback, tracingRoutes } from './routes/feedback.js'
-import { FeedbackRepository } from './store/feedback.js'
+import { threadRoutes } from './routes/threads.js'
 
 export interface AppOptions {
   /** Settings; anything left out takes its default (see config.ts). */
@@ -69,35 +54,17 @@ export interface EmulatorParts {
 
 export type App = FastifyInstance & { readonly clock: Clock; readonly config: Config; readonly emulator: EmulatorParts }
 
-/** How long (real time) shutdown lets open event streams finish before cutting them. */
-const STREAM_CLOSE_GRACE_MS = 1000
-
 /** The control plane, served at the root and again under `/api-host` (self-hosted installs). */
 const CONTROL_PLANE_PREFIXES = ['', '/api-host']
+/** The tracing service's feedback API, under /api/v1 and (for its SDKs) without it. */
+const TRACING_PREFIXES = ['/api/v1', '']
 
-/** Log lines go out as JSON (for machines), or pretty-printed for a person at a terminal. */
-function logStream(format: Config['logFormat']): NodeJS.WritableStream | undefined {
-  const pretty = format === 'pretty' || (format === 'auto' && process.stdout.isTTY === true)
-  if (!pretty) return undefined
-  // Loaded only when used: it is not needed (nor its start-up cost paid) for JSON logs.
-  const build = createRequire(import.meta.url)('pino-pretty') as (options: object) => NodeJS.WritableStream
-  return build({ sync: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' })
-}
-
-/** Builds hangar: this function is the route table. Call `ready()` or `listen()` on the result. */
+/** Builds hangar. Call `ready()` or `listen()` on the result. */
 export function buildApp(options: AppOptions = {}): App {
-  const startedAt = Date.now()
-  const config: Config = { ...defaultConfig(), ...options.config }
-  const clock = options.clock ?? Clock.system()
-  const db = openDatabase(config.db)
-
+  const services = buildServices({ ...defaultConfig(), ...options.config }, options.clock ?? Clock.system())
+  const { config, faults, journal, bus, clock } = services
   const app = Fastify({
-    logger: {
-      level: config.logLevel,
-      // Fastify's request serializer logs no headers; should one ever be logged, credentials are hidden.
-      redact: ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers["x-hangar-admin-token"]', 'req.headers.cookie'],
-      stream: logStream(config.logFormat),
-    },
+    loggerInstance: services.log as FastifyBaseLogger,
     bodyLimit: config.bodyLimit,
     exposeHeadRoutes: false,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
@@ -107,23 +74,21 @@ export function buildApp(options: AppOptions = {}): App {
   }).withTypeProvider<TypeBoxTypeProvider>()
   app.decorate('clock', clock)
   app.decorate('config', config)
+  app.decorate('emulator', { journal, faults, bus } satisfies EmulatorParts)
   app.decorateRequest('tenantId', '')
   app.decorateRequest('userId', '')
   app.decorateRequest('agentScope', '')
-  app.addHook('onClose', async () => closeDatabase(db))
+  app.addHook('preClose', () => services.stateful.shutdown())
+  app.addHook('onClose', async () => services.stateful.close())
 
-  // The one error exit, FastAPI-style request validation and shared serializers precede every route.
-  installErrorHandling(app)
+  // The one error exit, Starlette's routing, FastAPI-style validation and shared serializers precede every route.
+  installErrorHandler(app)
+  installStarletteRouting(app)
   installRequestValidation(app)
   installSerialization(app)
-  // The request journal and faults see every request to the emulated services, never hangar's own paths.
-  // What changes (requests recorded, runs, revisions, the clock, faults, resets) is published on the bus.
-  const bus = new EventBus(clock)
-  const journal = new RequestJournal(config.journalSize, (entry) => bus.publish('request', entry))
-  const faults = new FaultInjector(clock, (change) => bus.publish('faults', change))
+  // The journal and faults see every request to the emulated services, never hangar's own paths.
   installJournal(app, journal, clock, { exclude: isHangarOwnPath })
   installFaults(app, faults, clock, { exclude: isHangarOwnPath })
-  app.decorate('emulator', { journal, faults, bus } satisfies EmulatorParts)
   // Browsers may call hangar (token URLs, streams) from the configured origins and read the headers clients use.
   if (!config.corsOrigins.includes('none')) {
     app.register(cors, {
@@ -133,33 +98,26 @@ export function buildApp(options: AppOptions = {}): App {
       exposedHeaders: ['content-location', 'location', 'x-pagination-total', 'x-pagination-next'],
     })
   }
-
-  const fixtures = loadFixtures(config.fixtures)
-  const workspaces = new WorkspaceRepository(db)
-  const providers = new OAuthProviderRepository(db, clock)
-  const seeder = new WorkspaceSeeder(db, fixtures, { workspaces, providers }, clock, config.selfHostedEnterprise)
-  const deployments = new DeploymentRepository(db, clock, config.revisionSpeed, (change) => bus.publish('deployments', change))
-  const listeners = new ListenerRepository(db, clock)
-  const tokens = new OAuthTokenRepository(db, clock)
-  const flows = new OAuthFlows(db, clock, providers, tokens)
-  app.register(ticker, { every: config.tickMs, tick: () => deployments.settle() })
+  app.register(ticker, { every: config.tickMs, tick: () => services.deployments.settle() })
 
   app.register(openapiDocument)
   app.register(systemRoutes)
   app.register(openapiRoute)
-  const onWorkspace = (tenantId: string) => seeder.ensure(tenantId)
+
+  // The control plane and the Auth Service; a workspace is seeded the first time a request names it.
+  const onWorkspace = (tenantId: string) => services.seeder.ensure(tenantId)
   const controlPlane: FastifyPluginAsyncTypebox = async (scope) => {
-    scope.addHook('onRequest', controlPlaneAuth(config, { onWorkspace }))
-    scope.register(deploymentRoutes, { deployments, fixtures, listeners, publicUrl: config.publicUrl, reads: new ReadCache<string>(db) })
-    scope.register(listenerRoutes, { listeners, workspaces })
-    scope.register(integrationRoutes, { fixtures })
+    scope.addHook('onRequest', controlPlaneAuth(config, { callers: services.callers, onWorkspace }))
+    scope.register(deploymentRoutes, services)
+    scope.register(listenerRoutes, services)
+    scope.register(integrationRoutes, services)
   }
   // The Auth Service admits an API key, a Bearer token or a workspace header alone (its spec's security).
   const authService: FastifyPluginAsyncTypebox = async (scope) => {
-    scope.addHook('onRequest', controlPlaneAuth(config, { tenantHeaderSuffices: true, onWorkspace }))
-    scope.register(authProviderRoutes, { providers })
-    scope.register(authFlowRoutes, { providers, tokens, flows, clock, publicUrl: config.publicUrl })
-    scope.register(authTokenRoutes, { tokens })
+    scope.addHook('onRequest', controlPlaneAuth(config, { callers: services.callers, tenantHeaderSuffices: true, onWorkspace }))
+    scope.register(authProviderRoutes, services)
+    scope.register(authFlowRoutes, services)
+    scope.register(authTokenRoutes, services)
   }
   for (const prefix of CONTROL_PLANE_PREFIXES) {
     app.register(async (copy) => {
@@ -167,111 +125,59 @@ export function buildApp(options: AppOptions = {}): App {
       copy.register(controlPlane)
       copy.register(authService)
       // Where a browser lands from the provider: no credentials, the OAuth state authorizes.
-      copy.register(oauthCallbackRoutes, { flows })
+      copy.register(oauthCallbackRoutes, services)
     }, { prefix })
   }
-  app.register(oauthConsentRoutes, { flows })
+  app.register(oauthConsentRoutes, services)
 
-  // The agent server: assistants, threads and runs of the scripted graphs, at the root paths.
-  const engine = createEngine(join(config.fixtures, 'graphs'), { clock })
-  const assistants = new AssistantRepository(db, clock)
-  const threads = new ThreadRepository(db, clock)
-  const runs = new RunRepository(db, clock)
-  // Deployments' agent servers get their graphs' system assistants on first use (and again after a reset).
-  const seededScopes = new Set<string>()
-  // What boot seeds, and reset seeds again: the fixture workspaces and the graphs' assistants.
-  const seed = () => {
-    seeder.seedAll(config.defaultTenant)
-    seedSystemAssistants(assistants, engine, '')
-  }
-  seed()
-  const feedback = new FeedbackRepository(db, clock)
-  const transaction = <T>(fn: () => T): T => db.transaction(fn)()
-  const manager = new RunManager({
-    runs, threads, engine, clock, endEvent: config.sseEndEvent, log: app.log, transaction,
-    onSuccess: (run, base) => issueRunFeedback(feedback, clock, config.feedbackTtl, run, base),
-    observe: (change) => bus.publish('run', change),
-  })
-  manager.recover()
-  // Shutdown: runs stop (ending interrupted), their streams write their last events and end; a
-  // stream whose client stopped reading is cut after a second rather than holding the close.
-  const openStreams = new OpenStreams()
-  app.addHook('preClose', async () => {
-    await manager.stopAll()
-    await openStreams.close(STREAM_CLOSE_GRACE_MS)
-  })
   // One agent server's routes; which data they serve is the request's `agentScope`.
   const agentServer: FastifyPluginAsyncTypebox = async (scope) => {
-    scope.register(agentMetaRoutes, { config, startedAt })
+    scope.register(agentMetaRoutes, services)
     scope.register(async (gated) => {
       gated.addHook('onRequest', agentServerAuth(config))
-      // A deployment's agent server gets its graphs' system assistants on its first admitted request.
-      gated.addHook('onRequest', async (request) => {
-        const id = request.agentScope
-        if (id === '' || seededScopes.has(id)) return
-        seedSystemAssistants(assistants, engine, id)
-        seededScopes.add(id)
-      })
-      gated.register(assistantRoutes, { engine, assistants })
-      gated.register(threadRoutes, { engine, threads, runs, manager, transaction })
-      gated.register(runRoutes, {
-        engine, assistants, threads, runs, manager, clock, transaction, openStreams,
-        heartbeatMs: config.heartbeatMs, publicUrl: config.publicUrl, dropAfter: (request) => faults.dropAfter(request),
-      })
+      gated.register(assistantRoutes, services)
+      gated.register(threadRoutes, services)
+      gated.register(runRoutes, services)
     })
   }
-  // The agent server at the root paths, where a frontend developer points the SDK.
+  // The agent server at the root paths, where a frontend developer points the SDK...
   app.register(agentServer)
-  // And the one each deployment serves once a revision of it is DEPLOYED: its response's `url`.
+  // ...and the one each deployment serves once a revision of it is DEPLOYED: its response's `url`.
   app.register(async (scope) => {
     leaveOutOfDocs(scope)
     scope.addHook('onRequest', async (request) => {
-      const id = (request.params as { deployment_id: string }).deployment_id.toLowerCase()
-      const deployment = deployments.serving(id)
-      // A request that names a workspace sees only that workspace's deployments, as on the control plane.
+      const { deployment_id: id } = request.params as { deployment_id: string }
       const workspace = request.headers['x-tenant-id']
-      const foreign = typeof workspace === 'string' && workspace.trim() !== '' && workspace.trim().toLowerCase() !== deployment?.tenant_id
-      if (!deployment || foreign) throw ApiError.notFound(`Deployment ID ${id} not found.`)
-      if (deployment.status !== 'READY') {
-        throw new ApiError(503, `Deployment ID ${id} is not serving yet: no revision of it is DEPLOYED.`)
-      }
-      request.agentScope = id
+      request.agentScope = services.deployedAgents.admit(id, typeof workspace === 'string' ? workspace : undefined)
     })
     scope.register(systemRoutes)
     await scope.register(agentServer)
   }, { prefix: DEPLOYED_AGENT_PREFIX })
 
-  // The emulator's own control plane.
-  const controls = new EmulatorControls({ db, manager, seed, onFullReset: () => { faults.clear(); journal.clear() }, forget: (tenantId) => {
-    seeder.forget(tenantId)
-    deployments.invalidate()
-    if (tenantId === undefined) seededScopes.clear()
-  }, onChange: (change) => bus.publish('state', change) })
+  // The emulator's own control plane, and the inspector page (static files holding no data, so
+  // outside the admin token's gate; it reads through the APIs).
   app.register(async (scope) => {
     scope.addHook('onRequest', adminAuth(config))
-    await scope.register(adminRoutes, { clock, controls, deployments, workspaces, fixtures, defaultTenant: config.defaultTenant })
-    await scope.register(adminRequestRoutes, { journal })
-    await scope.register(adminFaultRoutes, { faults })
-    await scope.register(adminEventRoutes, { bus, clock })
+    await scope.register(adminRoutes, services)
+    await scope.register(adminRequestRoutes, services)
+    await scope.register(adminFaultRoutes, services)
+    await scope.register(adminEventRoutes, services)
   }, { prefix: '/_hangar' })
-  // The inspector page: static files holding no data, so outside the admin token's gate; it reads through the APIs above.
   app.register(inspectorRoutes, { prefix: '/_hangar/ui' })
 
-  // Feedback on runs, as the tracing service serves it, at /api/v1 and (for its SDKs) without it.
-  const feedbackOptions = {
-    feedback, runs, threads, clock, ttlSeconds: config.feedbackTtl, publicUrl: config.publicUrl,
-    workspaceOf: (deploymentId: string) => deployments.tenantOf(deploymentId),
-  }
-  for (const prefix of ['/api/v1', '']) {
+  // Feedback on runs, as the tracing service serves it: token submissions need no credentials.
+  for (const prefix of TRACING_PREFIXES) {
     app.register(async (copy) => {
       if (prefix === '') leaveOutOfDocs(copy)
-      copy.register(feedbackTokenRoutes, feedbackOptions)
+      copy.register(feedbackTokenRoutes, services)
       copy.register(async (scope) => {
-        scope.addHook('onRequest', controlPlaneAuth(config))
-        await scope.register(tracingRoutes, feedbackOptions)
+        scope.addHook('onRequest', controlPlaneAuth(config, { callers: services.callers }))
+        await scope.register(tracingRoutes, services)
       })
     }, { prefix })
   }
 
   return app as unknown as App
 }
+
+export type { Services }

@@ -6,13 +6,13 @@ import type { Config } from './config.js'
 import { ApiError, type PydanticError } from './errors.js'
 import { compile, INVALID } from './validation/pydantic.js'
 import { Uuid } from './schemas/common.js'
-import { callerId } from './domain/oauth.js'
+import type { CallerIds } from './domain/oauth.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The workspace the request acts in (lowercase UUID). */
     tenantId: string
-    /** The user the request acts as: one per credential (see `callerId`). */
+    /** The user the request acts as: one per credential (see `CallerIds`). */
     userId: string
     /**
      * Whose agent server the request is served by: '' for the one at the root paths, else the id
@@ -35,6 +35,8 @@ export function credentialOf(headers: IncomingHttpHeaders): string | undefined {
 const checkTenant = compile(Uuid())
 
 export interface GateOptions {
+  /** Who each credential is (the request's `userId`). */
+  callers: CallerIds
   /** Admit a request that carries only `X-Tenant-Id` (the Auth Service lists it as a security alternative). */
   tenantHeaderSuffices?: boolean
   /** Called with the workspace of every admitted request: seeds it the first time it is seen. */
@@ -48,7 +50,7 @@ export interface GateOptions {
  */
 export function controlPlaneAuth(
   config: Pick<Config, 'apiKeys' | 'defaultTenant' | 'requireTenant' | 'auth'>,
-  options: GateOptions = {},
+  options: GateOptions,
 ): onRequestHookHandler {
   const accepted = new Set(config.apiKeys)
   return (request, _reply, done) => {
@@ -70,7 +72,7 @@ export function controlPlaneAuth(
       if (tenant === INVALID) return done(ApiError.validation(errors))
       request.tenantId = tenant as string
     }
-    request.userId = callerId(credential, request.tenantId)
+    request.userId = options.callers.of(credential, request.tenantId)
     options.onWorkspace?.(request.tenantId)
     done()
   }

@@ -1,7 +1,6 @@
 import { STATUS_CODES } from 'node:http'
-import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import FindMyWay, { type HTTPMethod } from 'find-my-way'
+import { Conflict, DomainError, Expired, NotFound, NotServing, RuleViolation, ThreadBusy } from './domain/errors.js'
 
 /** One pydantic v2 validation error, in the form FastAPI returns it. */
 export interface PydanticError {
@@ -11,12 +10,6 @@ export interface PydanticError {
   input: unknown
   ctx?: Record<string, unknown>
 }
-
-/**
- * A rule of the domain was broken (no HTTP in it): the message is the `detail` of a 400, the
- * status the real service answers such requests with.
- */
-export class RuleViolation extends Error {}
 
 /**
  * Every failure a handler or hook reports. The error handler turns it into the real service's body:
@@ -52,7 +45,7 @@ export const phrase = (status: number) => PHRASES[status] ?? STATUS_CODES[status
  * Error bodies are written with plain JSON.stringify, never through a route's response schema: a
  * schema that rejected one (a string `detail` on a 422, say) would turn a clear 4xx into a 500.
  */
-function sendError(reply: FastifyReply, error: ApiError) {
+export function sendError(reply: FastifyReply, error: ApiError) {
   return reply
     .code(error.statusCode)
     .headers(error.headers)
@@ -61,122 +54,38 @@ function sendError(reply: FastifyReply, error: ApiError) {
     .send({ detail: error.detail })
 }
 
-export function errorHandler(this: FastifyInstance, error: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) {
+/** The status the real service answers each kind of domain error with. */
+const DOMAIN_STATUS = new Map<Function, number>([
+  [RuleViolation, 400],
+  [NotFound, 404],
+  [Conflict, 409],
+  [Expired, 410],
+  [ThreadBusy, 422],
+  [NotServing, 503],
+])
+
+/** The HTTP form of a domain error: its status, its message as the `detail`. */
+export function fromDomain(error: DomainError): ApiError {
+  const status = DOMAIN_STATUS.get(error.constructor)
+  if (status === undefined) throw new Error(`no status is mapped for ${error.name}`)
+  return new ApiError(status, error.message)
+}
+
+/** The one error exit: ApiError and domain errors as they are, Fastify's 4xx by their phrase, anything else a 500. */
+export function errorHandler(this: FastifyInstance, error: FastifyError | ApiError | DomainError, request: FastifyRequest, reply: FastifyReply) {
   if (error instanceof ApiError) return sendError(reply, error)
-  if (error instanceof RuleViolation) return sendError(reply, ApiError.badRequest(error.message))
-  const status = error.statusCode ?? 500
+  if (error instanceof DomainError) return sendError(reply, fromDomain(error))
+  const status = (error as FastifyError).statusCode ?? 500
   if (status >= 400 && status < 500) {
     // Fastify's own 4xx (body too large, bad content-length, ...): its wording never reaches clients.
-    request.log.info({ code: error.code }, error.message)
+    request.log.info({ code: (error as FastifyError).code }, error.message)
     return sendError(reply, new ApiError(status, phrase(status)))
   }
   request.log.error({ err: error }, 'unexpected error')
   return sendError(reply, new ApiError(500, phrase(500)))
 }
 
-const METHODS: HTTPMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']
-
-/**
- * Installs the one error exit of the app: ApiError and Fastify errors → `{"detail": …}`, and, like
- * Starlette's router, unknown paths → 404 `Not Found`, a known path with another method → 405
- * `Method Not Allowed` with `Allow`, and a known path with a trailing slash → 307 to the path without.
- * Must be called before any route is registered.
- */
-export function installErrorHandling(app: FastifyInstance) {
-  const routes = FindMyWay({ ignoreTrailingSlash: false, maxParamLength: MAX_PARAM_LENGTH })
-  app.addHook('onRoute', (route) => {
-    // CORS preflight answers OPTIONS on every path; it says nothing about which methods a path has.
-    if (route.url.includes('*')) return
-    const methods = Array.isArray(route.method) ? route.method : [route.method]
-    for (const method of methods as HTTPMethod[]) {
-      if (!routes.hasRoute(method, route.url)) routes.on(method, route.url, () => {})
-    }
-  })
-
-  // Routing happens before any hook; an empty segment must fall through to "no route" before auth
-  // runs. An OPTIONS that is not a CORS preflight (Origin and Access-Control-Request-Method) is an
-  // ordinary request to a path without an OPTIONS route: 405, as behind FastAPI's CORS middleware.
-  app.addHook('onRequest', (request, reply, done) => {
-    const preflight = request.headers.origin !== undefined && request.headers['access-control-request-method'] !== undefined
-    if (hasEmptyParam(request.params) || (request.method === 'OPTIONS' && !preflight)) return reply.callNotFound()
-    done()
-  })
+/** Installs the one error exit. */
+export function installErrorHandler(app: FastifyInstance) {
   app.setErrorHandler(errorHandler)
-  app.setNotFoundHandler((request, reply) => {
-    const [path, query] = splitUrl(request.url)
-    const matches = (method: HTTPMethod, url: string) => {
-      const found = routes.find(method, url)
-      return found !== null && !hasEmptyParam(found.params)
-    }
-    const allowed = METHODS.filter((method) => matches(method, path))
-    if (allowed.length > 0) {
-      return sendError(reply, new ApiError(405, 'Method Not Allowed', { allow: allowed.join(', ') }))
-    }
-    if (path.length > 1 && path.endsWith('/') && matches(request.method as HTTPMethod, path.slice(0, -1))) {
-      return reply.code(307).header('location', path.slice(0, -1) + query).send()
-    }
-    return sendError(reply, ApiError.notFound('Not Found'))
-  })
-}
-
-/** A path parameter never matches an empty segment (Starlette's `{param}` is `[^/]+`). */
-export const hasEmptyParam = (params: unknown) =>
-  Object.values((params ?? {}) as Record<string, unknown>).some((value) => value === '')
-
-function splitUrl(url: string): [string, string] {
-  const q = url.indexOf('?')
-  return q < 0 ? [url, ''] : [url.slice(0, q), url.slice(q)]
-}
-
-/** Path parameters of any length route (Starlette has no limit; Node's header limit bounds the URL). */
-export const MAX_PARAM_LENGTH = 65_536
-
-/**
- * The URL as the router should see it. Uvicorn decodes a path leniently (Python's `unquote`): an
- * escape that is not `%XX` stays as it is, and bytes that are not UTF-8 become U+FFFD. The router
- * here refuses such a path outright, so a path it cannot decode is re-encoded the lenient way first;
- * the route then answers as the real service does (a 422 on a UUID parameter, say).
- */
-export function lenientUrl(url: string): string {
-  const q = url.indexOf('?')
-  const path = q < 0 ? url : url.slice(0, q)
-  try {
-    decodeURIComponent(path)
-    return url
-  } catch {
-    const repaired = path.split('/').map((segment) => encodeURIComponent(unquote(segment))).join('/')
-    return q < 0 ? repaired : repaired + url.slice(q)
-  }
-}
-
-function unquote(segment: string): string {
-  const bytes: number[] = []
-  for (let i = 0; i < segment.length; ) {
-    if (segment[i] === '%' && /^[0-9a-fA-F]{2}$/.test(segment.slice(i + 1, i + 3))) {
-      bytes.push(parseInt(segment.slice(i + 1, i + 3), 16))
-      i += 3
-    } else {
-      const char = String.fromCodePoint(segment.codePointAt(i)!)
-      bytes.push(...Buffer.from(char, 'utf8'))
-      i += char.length
-    }
-  }
-  return Buffer.from(bytes).toString('utf8')
-}
-
-/**
- * What a request that is not valid HTTP gets (a broken request line, bad chunking, headers too
- * large): uvicorn's plain-text 400. A connection that is already gone is just closed.
- */
-export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
-  const body = 'Invalid HTTP request received.'
-  if (socket.writable && error.code !== 'ECONNRESET') {
-    socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`)
-  } else socket.destroy()
-}
-
-/** Fastify's own routing errors (what is left of them) in the one error shape. */
-export function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
-  const status = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400
-  return sendError(reply, new ApiError(status, phrase(status)))
 }

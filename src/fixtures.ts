@@ -7,6 +7,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import type { Clock } from './clock.js'
 import { newProvider } from './domain/oauth.js'
 import type { PydanticError } from './errors.js'
+import type { ResetScope, Stateful } from './stateful.js'
 import type { Db } from './store/db.js'
 import type { OAuthProviderRepository } from './store/oauth-providers.js'
 import type { WorkspaceRepository } from './store/workspaces.js'
@@ -97,7 +98,7 @@ export const integrationsFor = (fixtures: Fixtures, kind: 'github' | 'forge', te
  * from the workspace fixtures (else the configured default) and the fixture OAuth providers. The
  * same code runs at boot and for every later workspace, and will run again on reset.
  */
-export class WorkspaceSeeder {
+export class WorkspaceSeeder implements Stateful {
   readonly #known = new Set<string>()
 
   constructor(
@@ -119,8 +120,8 @@ export class WorkspaceSeeder {
     this.#known.add(tenantId)
   }
 
-  /** Forgets which workspaces were seeded (one, or all), so the next request seeds them again. */
-  forget(tenantId?: string): void {
+  /** After a reset or import, forgets which workspaces were seeded (one, or all), so the next request seeds them again. */
+  afterReset(tenantId: ResetScope): void {
     if (tenantId === undefined) this.#known.clear()
     else this.#known.delete(tenantId)
   }

@@ -5,7 +5,8 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Clock } from '../clock.js'
-import { ApiError, phrase, RuleViolation } from '../errors.js'
+import { RuleViolation } from '../domain/errors.js'
+import { ApiError, phrase } from '../errors.js'
 
 export const FAULT_METHODS = ['*', 'GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const
 export type FaultMethod = (typeof FAULT_METHODS)[number]

@@ -7,7 +7,6 @@ import { performance } from 'node:perf_hooks'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Clock } from '../clock.js'
 import { globToRegExp } from './faults.js'
-import { rawBodyOf } from '../validation/request.js'
 import { redactHeaders, redactQuery, renderBody, type HeaderMap } from './redaction.js'
 
 export type { HeaderMap } from './redaction.js'
@@ -236,7 +235,7 @@ export function installJournal(app: FastifyInstance, journal: RequestJournal, cl
       latency_ms: Math.round((performance.now() - state.started) * 1000) / 1000,
       workspace: request.tenantId || null,
       requestHeaders: request.headers,
-      body: keptBody(rawBodyOf(request), request.headers['content-type']),
+      body: keptBody(request.rawBody ?? undefined, request.headers['content-type']),
       // What went on the wire (also what a hijacked reply wrote itself), else what Fastify held.
       responseHeaders: !raw.headersSent ? {} : typeof block === 'string' ? block : { ...reply.getHeaders() },
     })

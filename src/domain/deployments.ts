@@ -13,7 +13,7 @@ import type {
   SourceRevisionConfigRequest,
 } from '../schemas/deployments.js'
 import { BUILT_SOURCES } from '../lifecycle/revisions.js'
-import { RuleViolation } from '../errors.js'
+import { RuleViolation } from './errors.js'
 
 export interface RevisionInput {
   source: string
@@ -60,9 +60,12 @@ function checkState(deploymentSource: string, source: string, config: SourceConf
 }
 
 /** What exists in the workspace, for the references a create request makes. */
+/** What the workspace already has, as far as a create's rules need to know. */
 export interface KnownReferences {
   integration(id: string): boolean
   listener(id: string): boolean
+  /** Whether a deployment of the workspace already has this name (names are unique per workspace). */
+  deploymentNamed(name: string): boolean
 }
 
 /** Checks a create request beyond its schema; returns the first revision to create. */
@@ -84,6 +87,7 @@ export function planCreate(request: DeploymentCreateRequest, known: KnownReferen
     throw new RuleViolation(`source_revision_config.image_uri is required for ${source} source.`)
   }
   checkState(source, source, request.source_config, config)
+  if (known.deploymentNamed(request.name)) throw new RuleViolation(`A deployment named '${request.name}' already exists.`)
   return { source, config }
 }
 

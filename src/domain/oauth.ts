@@ -2,7 +2,7 @@
 // authorization URL of hangar's stand-in consent screen, PKCE, and who the caller is.
 
 import { createHash, randomBytes } from 'node:crypto'
-import { RuleViolation } from '../errors.js'
+import { RuleViolation } from './errors.js'
 import type { MCPOAuthProviderCreateRequest, OAuthProviderCreateRequest } from '../schemas/auth.js'
 import type { NewProvider, Provider, ProviderChanges } from '../store/oauth-providers.js'
 
@@ -21,21 +21,25 @@ export const codeChallenge = (verifier: string, method: string | null) =>
 
 /**
  * The user a request acts for: each credential is one user (a stable UUID derived from it);
- * a request carrying only a workspace header acts as that workspace's anonymous user.
+ * a request carrying only a workspace header acts as that workspace's anonymous user. Every request
+ * asks and few credentials are in use at a time, so answers are kept (bounded: forgotten wholesale
+ * when full).
  */
-export function callerId(credential: string | undefined, tenantId: string): string {
-  const source = credential ? `key:${credential}` : `tenant:${tenantId}`
-  let id = knownCallers.get(source)
-  if (id === undefined) {
-    const hex = createHash('sha256').update(source).digest('hex')
-    id = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`
-    // Every request asks; a few credentials are in use at a time. Bounded: forgotten wholesale when full.
-    if (knownCallers.size >= 1024) knownCallers.clear()
-    knownCallers.set(source, id)
+export class CallerIds {
+  readonly #known = new Map<string, string>()
+
+  of(credential: string | undefined, tenantId: string): string {
+    const source = credential ? `key:${credential}` : `tenant:${tenantId}`
+    let id = this.#known.get(source)
+    if (id === undefined) {
+      const hex = createHash('sha256').update(source).digest('hex')
+      id = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`
+      if (this.#known.size >= 1024) this.#known.clear()
+      this.#known.set(source, id)
+    }
+    return id
   }
-  return id
 }
-const knownCallers = new Map<string, string>()
 
 /** A provider from a create request or a fixture; a provider without PKCE has no challenge method. */
 export function newProvider(request: OAuthProviderCreateRequest & { account_label?: string | null }): NewProvider {

@@ -6,6 +6,7 @@ import { Type } from '@sinclair/typebox'
 import { clockState } from '../admin/bus.js'
 import type { EmulatorControls } from '../admin/controls.js'
 import type { Clock } from '../clock.js'
+import type { Config } from '../config.js'
 import { ApiError } from '../errors.js'
 import { MAX_DATETIME_MS, MIN_DATETIME_MS } from '../validation/datetime.js'
 import { RevisionSpeed, RevisionStatus } from '../lifecycle/revisions.js'
@@ -23,7 +24,7 @@ export interface AdminRoutesOptions {
   workspaces: WorkspaceRepository
   /** For the workspaces' names. */
   fixtures: Fixtures
-  defaultTenant: string
+  config: Pick<Config, 'defaultTenant'>
 }
 
 const tags = ['Emulator']
@@ -129,7 +130,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
     schema: { tags, summary: 'List the workspaces hangar knows', description: 'Those of the fixtures and every one a request has named, in the order first seen, the default one first.', response: { 200: WorkspaceList } },
   }, async () => {
     const names = new Map(options.fixtures.workspaces.map((w) => [w.id, w.name ?? null]))
-    const list = options.workspaces.list().map((w) => ({ id: w.id, name: names.get(w.id) ?? null, self_hosted_enterprise: w.selfHostedEnterprise, default: w.id === options.defaultTenant }))
+    const list = options.workspaces.list().map((w) => ({ id: w.id, name: names.get(w.id) ?? null, self_hosted_enterprise: w.selfHostedEnterprise, default: w.id === options.config.defaultTenant }))
     return { workspaces: [...list.filter((w) => w.default), ...list.filter((w) => !w.default)] }
   })
 

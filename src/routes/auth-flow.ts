@@ -1,8 +1,8 @@
 import { once } from 'node:events'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { Clock } from '../clock.js'
-import { authorizeUrl } from '../domain/oauth.js'
-import { ApiError } from '../errors.js'
+import type { Config } from '../config.js'
+import type { OAuthFlows } from '../domain/oauth-flows.js'
 import { publicBase } from '../public-url.js'
 import { errorResponses } from '../schemas/common.js'
 import {
@@ -15,31 +15,17 @@ import {
   OAuthFinalizeRequest,
   ProviderParams,
 } from '../schemas/auth.js'
-import type { OAuthFlows } from '../store/oauth-flows.js'
-import type { OAuthProviderRepository } from '../store/oauth-providers.js'
-import type { OAuthTokenRepository, Token } from '../store/oauth-tokens.js'
-import { providerNotFound } from './auth-providers.js'
 
 export interface AuthFlowRoutesOptions {
-  providers: OAuthProviderRepository
-  tokens: OAuthTokenRepository
-  flows: OAuthFlows
+  oauth: OAuthFlows
   clock: Clock
-  publicUrl: string
+  config: Pick<Config, 'publicUrl'>
 }
 
 const tags = ['Auth Service (v2)']
-const covers = (token: Token, scopes: string[]) => scopes.every((scope) => token.scopes.includes(scope))
-const tokenMetadata = (token: Token) => ({
-  token_id: token.summary.id,
-  provider_id: token.summary.provider_id,
-  scopes: token.scopes,
-  expires_at: token.summary.expires_at,
-})
 
 /** authenticate → (consent screen) → callback → wait: the OAuth flow, simulated offline. */
-export const authFlowRoutes: FastifyPluginAsyncTypebox<AuthFlowRoutesOptions> = async (app, options) => {
-  const { providers, tokens, flows, clock } = options
+export const authFlowRoutes: FastifyPluginAsyncTypebox<AuthFlowRoutesOptions> = async (app, { oauth, clock, config }) => {
   /** Waits in progress, ended with their current answer when hangar shuts down. */
   const waits = new Set<AbortController>()
   app.addHook('preClose', (done) => {
@@ -55,35 +41,22 @@ export const authFlowRoutes: FastifyPluginAsyncTypebox<AuthFlowRoutesOptions> = 
     },
   }, async (request) => {
     const body = request.body
-    const provider = providers.get(request.tenantId, body.provider)
-    if (!provider) throw providerNotFound(body.provider)
     const userId = body.user_id ?? body.ls_user_id ?? request.userId
-    let owned = tokens.forUser(provider.seq, userId)
-    if (body.token_id) {
-      owned = owned.filter((token) => token.summary.id === body.token_id)
-      if (owned.length === 0) throw ApiError.notFound(`Token ${body.token_id} not found.`)
-    }
-    const now = clock.now()
-    const live = (token: Token) => token.expiresAt === null || token.expiresAt > now
-    const usable = owned.find((token) => live(token) && covers(token, body.scopes))
-    const answer = { url: null, auth_id: null, token: null, user_id: userId, metadata: null }
-    if (usable && !body.force_new) {
-      if (body.agent_id && !tokens.isConnected(body.agent_id, usable.seq)) {
-        return { ...answer, status: 'connection_required' as const, metadata: tokenMetadata(usable) }
-      }
-      return { ...answer, status: 'completed' as const, token: usable.accessToken, metadata: tokenMetadata(usable) }
-    }
-    const expired = !body.force_new && owned.some((token) => !live(token) && covers(token, body.scopes))
-    const flow = flows.start({ provider, userId, agentId: body.agent_id ?? null, scopes: body.scopes, isDefault: body.is_default ?? true })
-    const url = authorizeUrl(publicBase(request, options.publicUrl), {
-      clientId: provider.clientId,
-      providerId: provider.providerId,
+    const answer = oauth.authenticate(request.tenantId, {
+      provider: body.provider,
       scopes: body.scopes,
-      state: flow.state,
-      challenge: flow.challenge,
-      challengeMethod: provider.codeChallengeMethod,
-    })
-    return { ...answer, status: expired ? ('token_expired' as const) : ('pending' as const), url, auth_id: flow.id }
+      userId,
+      agentId: body.agent_id ?? null,
+      tokenId: body.token_id ?? null,
+      forceNew: body.force_new ?? false,
+      isDefault: body.is_default ?? true,
+    }, publicBase(request, config.publicUrl))
+    const blank = { url: null, auth_id: null, token: null, user_id: userId, metadata: null }
+    switch (answer.status) {
+      case 'completed': return { ...blank, status: answer.status, token: answer.token, metadata: answer.metadata }
+      case 'connection_required': return { ...blank, status: answer.status, metadata: answer.metadata }
+      default: return { ...blank, status: answer.status, url: answer.url, auth_id: answer.authId }
+    }
   })
 
   app.post('/v2/auth/callback/:provider_id', {
@@ -95,7 +68,7 @@ export const authFlowRoutes: FastifyPluginAsyncTypebox<AuthFlowRoutesOptions> = 
     },
   }, async (request) => {
     const { provider_id: providerId } = request.params
-    const { flow, token } = flows.exchange(providerId, request.body.code, request.body.state, request.tenantId)
+    const { flow, token } = oauth.exchange(providerId, request.body.code, request.body.state, request.tenantId)
     return { status: 'completed' as const, provider_id: providerId, auth_id: flow.id, token_id: token.summary.id }
   })
 
@@ -109,7 +82,7 @@ export const authFlowRoutes: FastifyPluginAsyncTypebox<AuthFlowRoutesOptions> = 
   }, async (request, reply) => {
     const { auth_id: authId } = request.params
     const status = () => {
-      const flow = flows.get(request.tenantId, authId)
+      const flow = oauth.get(request.tenantId, authId)
       if (!flow) return { status: 'not_found' as const, token: null }
       if (flow.token) return { status: 'completed' as const, token: flow.token.accessToken }
       return undefined
@@ -125,7 +98,7 @@ export const authFlowRoutes: FastifyPluginAsyncTypebox<AuthFlowRoutesOptions> = 
     reply.raw.once('close', () => controller.abort(new Error('client closed')))
     try {
       const completed = await Promise.race([
-        once(flows.completions, authId, { signal: controller.signal }).then(() => true),
+        once(oauth.completions, authId, { signal: controller.signal }).then(() => true),
         clock.until(clock.now() + timeout * 1000, controller.signal).then(() => false),
       ])
       return status() ?? { status: completed ? ('completed' as const) : ('timeout' as const), token: null }

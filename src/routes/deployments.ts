@@ -1,7 +1,9 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { DeployedAgents } from '../agent/deployed-agents.js'
 import { DEPLOYED_AGENT_PREFIX } from '../agent/paths.js'
+import type { Config } from '../config.js'
 import { publicBase } from '../public-url.js'
 import { ApiError } from '../errors.js'
 import { commitShaFor, planCreate, planPatch } from '../domain/deployments.js'
@@ -29,12 +31,13 @@ import type { ListenerRepository } from '../store/listeners.js'
 
 export interface DeploymentRoutesOptions {
   deployments: DeploymentRepository
+  deployedAgents: DeployedAgents
   fixtures: Fixtures
   listeners: ListenerRepository
   /** HANGAR_PUBLIC_URL: the base of each deployment's `url` when set (else the request's own). */
-  publicUrl: string
+  config: Pick<Config, 'publicUrl'>
   /** Keeps GET answers while the database is unchanged. */
-  reads: ReadCache<string>
+  deploymentReads: ReadCache<string>
 }
 
 const tags = ['Deployments (v2)']
@@ -44,7 +47,9 @@ const csv = (value: string | null | undefined) =>
   value == null ? null : value.split(',').map((item) => item.trim()).filter((item) => item !== '')
 
 /** Deployments (v2): every operation of the tag, plus revision create and interrupt from the newer docs. */
-export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions> = async (app, { deployments, fixtures, listeners, publicUrl, reads }) => {
+export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions> = async (app, options) => {
+  const { deployments, deployedAgents, fixtures, listeners, deploymentReads: reads } = options
+  const { publicUrl } = options.config
   /**
    * A deployment as responses show it: with the `url` of the agent server hangar serves for it, which
    * a github deployment also shows as its `custom_url` (the spec: "set automatically for github
@@ -107,10 +112,8 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions
       integration: (id) => [...integrationsFor(fixtures, 'github', request.tenantId), ...integrationsFor(fixtures, 'forge', request.tenantId)]
         .some((integration) => integration.id === id),
       listener: (id) => listeners.exists(request.tenantId, id),
+      deploymentNamed: (name) => deployments.nameTaken(request.tenantId, name),
     })
-    if (deployments.nameTaken(request.tenantId, body.name)) {
-      throw ApiError.badRequest(`A deployment named '${body.name}' already exists.`)
-    }
     const created = deployments.create({
       tenantId: request.tenantId,
       name: body.name,
@@ -129,7 +132,7 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions
       response: { 200: BulkDeleteResult, 207: BulkDeleteResult, ...errorResponses(404, 422) },
     },
   }, async (request, reply) => {
-    const { deleted, missing } = deployments.deleteMany(request.tenantId, request.query.deployment_ids)
+    const { deleted, missing } = await deployedAgents.remove(request.tenantId, request.query.deployment_ids)
     if (deleted.length === 0) throw deploymentNotFound(missing[0])
     const failed = missing.map((id) => ({ deployment_id: id, detail: `Deployment ID ${id} not found.` }))
     return reply.code(failed.length > 0 ? 207 : 200).send({ deleted_ids: deleted, failed })
@@ -173,7 +176,7 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions
     },
   }, async (request, reply) => {
     const { deployment_id: id } = request.params
-    if (!deployments.delete(request.tenantId, id)) throw deploymentNotFound(id)
+    if ((await deployedAgents.remove(request.tenantId, [id])).deleted.length === 0) throw deploymentNotFound(id)
     return reply.code(204).send(null)
   })
 

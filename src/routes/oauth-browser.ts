@@ -5,14 +5,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from '@sinclair/typebox'
-import { CONSENT_PATH, isCallbackFor } from '../domain/oauth.js'
-import { RuleViolation } from '../errors.js'
+import { CONSENT_PATH } from '../domain/oauth.js'
+import type { CallbackParams, OAuthFlows } from '../domain/oauth-flows.js'
 import { errorResponses } from '../schemas/common.js'
 import { OAuthCallbackQuery, OAuthCallbackResult, OAuthSetupQuery, ProviderParams } from '../schemas/auth.js'
-import type { OAuthFlows } from '../store/oauth-flows.js'
 
 export interface OAuthBrowserRoutesOptions {
-  flows: OAuthFlows
+  oauth: OAuthFlows
 }
 
 const tags = ['Auth Service (v2)']
@@ -45,13 +44,7 @@ function answer(request: FastifyRequest, reply: FastifyReply, result: { provider
   return reply.type('text/html; charset=utf-8').send(page(`Connected to ${name}`, 'You can close this window and return to the app.'))
 }
 
-function redirectTo(uri: string, params: Record<string, string>) {
-  const url = new URL(uri)
-  for (const [key, value] of Object.entries(params)) url.searchParams.set(key, value)
-  return url.toString()
-}
-
-export const oauthConsentRoutes: FastifyPluginAsyncTypebox<OAuthBrowserRoutesOptions> = async (app, { flows }) => {
+export const oauthConsentRoutes: FastifyPluginAsyncTypebox<OAuthBrowserRoutesOptions> = async (app, { oauth }) => {
   app.get(CONSENT_PATH, {
     schema: {
       tags: ['Emulator'], summary: 'Stand-in consent screen',
@@ -59,31 +52,12 @@ export const oauthConsentRoutes: FastifyPluginAsyncTypebox<OAuthBrowserRoutesOpt
       querystring: ConsentQuery,
       response: errorResponses(400, 422),
     },
-  }, async (request, reply) => {
-    const q = request.query
-    if (q.response_type !== 'code') throw new RuleViolation(`Unsupported response_type '${q.response_type}'; only 'code' is supported.`)
-    const flow = flows.pendingByState(q.state)
-    if (!flow) throw new RuleViolation('Unknown or expired authorization request.')
-    if (q.client_id !== flow.provider.clientId) throw new RuleViolation('client_id does not match the provider of this request.')
-    if (!isCallbackFor(q.redirect_uri, flow.provider.providerId)) {
-      throw new RuleViolation('redirect_uri is not the callback of this provider.')
-    }
-    if (flow.provider.usesPkce && !q.code_challenge) throw new RuleViolation('code_challenge is required by this provider.')
-    if (q.decision === 'deny') {
-      return reply.redirect(redirectTo(q.redirect_uri, { error: 'access_denied', error_description: 'The user denied access.', state: q.state }), 302)
-    }
-    const code = flows.issueCode(flow, q.code_challenge ?? null)
-    return reply.redirect(redirectTo(q.redirect_uri, { code, state: q.state }), 302)
-  })
+  }, async (request, reply) => reply.redirect(oauth.consent(request.query), 302))
 }
 
-export const oauthCallbackRoutes: FastifyPluginAsyncTypebox<OAuthBrowserRoutesOptions> = async (app, { flows }) => {
-  const finish = (providerId: string, query: { code?: string; state?: string; error?: string; error_description?: string }) => {
-    if (query.error) {
-      throw new RuleViolation(`Authorization failed: ${query.error}${query.error_description ? ` (${query.error_description})` : ''}`)
-    }
-    if (!query.code || !query.state) throw new RuleViolation('The callback needs both code and state.')
-    const { flow, token } = flows.exchange(providerId, query.code, query.state)
+export const oauthCallbackRoutes: FastifyPluginAsyncTypebox<OAuthBrowserRoutesOptions> = async (app, { oauth }) => {
+  const finish = (providerId: string, params: CallbackParams) => {
+    const { flow, token } = oauth.callback(providerId, params)
     return { name: flow.provider.name, result: { provider_id: providerId, auth_id: flow.id, token_id: token.summary.id } }
   }
 

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import type { RunManager } from '../agent/runs.js'
+import type { RunExecutor } from '../agent/run-executor.js'
+import { threadNotFound } from '../agent/run-requests.js'
 import type { GraphEngine } from '../agent/types.js'
 import { GraphError } from '../agent/engine.js'
 import { ApiError } from '../errors.js'
@@ -30,14 +31,13 @@ export interface ThreadRoutesOptions {
   threads: ThreadRepository
   runs: RunRepository
   engine: GraphEngine
-  manager: RunManager
+  executor: RunExecutor
   /** Runs `fn` in one database transaction: all of it is written, or none. */
   transaction: <T>(fn: () => T) => T
 }
 
 const tags = ['Threads']
 const noContent = { 204: Type.Null({ description: 'Successful Response' }) }
-export const threadNotFound = (id: string) => ApiError.notFound(`Thread with ID ${id} not found`)
 
 /** The API's Thread (the store's record without its handle). */
 export function presentThread(thread: ThreadRecord) {
@@ -68,7 +68,7 @@ export function presentState(threadId: string, checkpoint: Checkpoint | undefine
 }
 
 export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = async (app, options) => {
-  const { threads, runs, engine, manager } = options
+  const { threads, runs, engine, executor } = options
   const find = (scope: string, id: string) => {
     const thread = threads.get(scope, id)
     if (!thread) throw threadNotFound(id)
@@ -147,7 +147,7 @@ export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = asyn
     schema: { tags, summary: 'Delete Thread', params: ThreadParams, response: { ...noContent, ...errorResponses(404, 422) } },
   }, async (request, reply) => {
     const thread = find(request.agentScope, request.params.thread_id)
-    await manager.cancelThread(thread)
+    await executor.cancelThread(thread)
     threads.delete(thread)
     return reply.code(204).send(null)
   })

@@ -179,6 +179,7 @@ export class DeploymentRepository {
       revision: db.prepare<[number, string], RevisionRow>('SELECT * FROM revisions WHERE deployment_seq = ? AND id = ?'),
       revisionBySeq: db.prepare<[number], RevisionRow>('SELECT * FROM revisions WHERE seq = ?'),
       anyTenant: db.prepare<[string], DeploymentRow>(`${view} WHERE id = ?`),
+      idsOf: db.prepare<[string], string>('SELECT id FROM deployments WHERE tenant_id = ?').pluck(),
       setDeploymentSpeed: db.prepare('UPDATE deployments SET speed = ? WHERE seq = ?'),
       inProgress: db.prepare<[number], RevisionRow>(`SELECT * FROM revisions WHERE deployment_seq = ? AND status NOT IN (${TERMINAL_SQL})`),
       setRevisionSpeed: db.prepare('UPDATE revisions SET speed = ?, status_at = ?, next_at = ? WHERE seq = ?'),
@@ -392,6 +393,11 @@ export class DeploymentRepository {
     this.settle()
     const row = this.#sql.anyTenant.get(deploymentId)
     return row && toDeployment(row)
+  }
+
+  /** The ids of a workspace's deployments (each is the scope of its agent server's data). */
+  idsOf(tenantId: string): string[] {
+    return this.#sql.idsOf.all(tenantId)
   }
 
   /** The workspace a deployment belongs to (the admin API addresses deployments by id alone). */

@@ -10,6 +10,7 @@ interface TokenRow {
   url: string
   expires_at: number
   created_at: number
+  scope: string | null
 }
 
 interface FeedbackRow {
@@ -26,6 +27,8 @@ interface FeedbackRow {
   token_id: string | null
   created_at: number
   modified_at: number
+  scope: string | null
+  tenant_id: string | null
 }
 
 export interface FeedbackToken {
@@ -40,6 +43,10 @@ export interface FeedbackToken {
 
 export interface NewFeedback {
   runId: string | null
+  /** The agent-server scope of the run (null for feedback on no run). */
+  scope: string | null
+  /** The workspace that wrote it through the API (null when written with a token). */
+  tenantId: string | null
   key: string
   score: unknown
   value: unknown
@@ -92,6 +99,8 @@ function toFeedback(row: FeedbackRow) {
 }
 export type Feedback = ReturnType<typeof toFeedback>
 
+const ownedOrOnARun = (row: FeedbackRow, workspace: string) => row.run_id !== null || row.tenant_id === workspace
+
 /** Presigned feedback tokens and the feedback records on runs. */
 export class FeedbackRepository {
   readonly #clock: Clock
@@ -100,13 +109,13 @@ export class FeedbackRepository {
   constructor(db: Db, clock: Clock) {
     this.#clock = clock
     this.#sql = {
-      insertToken: db.prepare(`INSERT INTO feedback_tokens (id, run_id, feedback_key, feedback_config, url, expires_at, created_at)
-        VALUES (@id, @run_id, @key, @config, @url, @expires_at, @now)`),
+      insertToken: db.prepare(`INSERT INTO feedback_tokens (id, run_id, feedback_key, feedback_config, url, expires_at, created_at, scope)
+        VALUES (@id, @run_id, @key, @config, @url, @expires_at, @now, @scope)`),
       token: db.prepare<[string], TokenRow>('SELECT * FROM feedback_tokens WHERE id = ?'),
       tokens: db.prepare<[string], TokenRow>('SELECT * FROM feedback_tokens WHERE run_id = ? ORDER BY created_at, rowid'),
       insert: db.prepare(`INSERT INTO feedback
-        (id, run_id, key, score, value, comment, correction, feedback_source, feedback_config, token_id, created_at, modified_at)
-        VALUES (@id, @run_id, @key, @score, @value, @comment, @correction, @source, @config, @token_id, @now, @now)`),
+        (id, run_id, key, score, value, comment, correction, feedback_source, feedback_config, token_id, created_at, modified_at, scope, tenant_id)
+        VALUES (@id, @run_id, @key, @score, @value, @comment, @correction, @source, @config, @token_id, @now, @now, @scope, @tenant_id)`),
       get: db.prepare<[string], FeedbackRow>('SELECT * FROM feedback WHERE id = ?'),
       all: db.prepare<[], FeedbackRow>('SELECT * FROM feedback ORDER BY seq DESC'),
       forRun: db.prepare<[string], FeedbackRow>('SELECT * FROM feedback WHERE run_id = ? ORDER BY seq DESC'),
@@ -114,7 +123,7 @@ export class FeedbackRepository {
   }
 
   /** A token for (run, key): its id is a random UUID v4 from the CSPRNG, and it is the authorization. */
-  createToken(input: { runId: string; key: string; config: unknown; expiresAt: number; baseUrl: string }): FeedbackToken {
+  createToken(input: { runId: string; scope: string; key: string; config: unknown; expiresAt: number; baseUrl: string }): FeedbackToken {
     const id = randomUUID()
     this.#sql.insertToken.run({
       id,
@@ -124,6 +133,7 @@ export class FeedbackRepository {
       url: `${input.baseUrl}/api/v1/feedback/tokens/${id}`,
       expires_at: input.expiresAt,
       now: this.#clock.now(),
+      scope: input.scope,
     })
     return toToken(this.#sql.token.get(id)!)
   }
@@ -151,19 +161,28 @@ export class FeedbackRepository {
       config: json(input.config),
       token_id: input.tokenId,
       now: this.#clock.now(),
+      scope: input.scope,
+      tenant_id: input.tenantId,
     })
     return toFeedback(this.#sql.get.get(id)!)
   }
 
-  get(id: string): Feedback | undefined {
-    const row = this.#sql.get.get(id)
-    return row && toFeedback(row)
+  /** Whether a record with this id exists, for anyone. */
+  exists(id: string): boolean {
+    return this.#sql.get.get(id) !== undefined
   }
 
-  /** Newest first, filtered by runs, keys and source types. */
-  list(filter: { runs?: string[] | null; keys?: string[] | null; sources?: string[] | null }): Feedback[] {
+  /** A record, unless it is on no run and another workspace wrote it. */
+  get(id: string, workspace: string): Feedback | undefined {
+    const row = this.#sql.get.get(id)
+    return row && ownedOrOnARun(row, workspace) ? toFeedback(row) : undefined
+  }
+
+  /** Newest first, filtered by runs, keys and source types; feedback on no run only where `workspace` wrote it. */
+  list(filter: { runs?: string[] | null; keys?: string[] | null; sources?: string[] | null }, workspace: string): Feedback[] {
     const rows = filter.runs?.length === 1 ? this.#sql.forRun.all(filter.runs[0]) : this.#sql.all.all()
     return rows
+      .filter((row) => ownedOrOnARun(row, workspace))
       .map(toFeedback)
       .filter((f) =>
         (!filter.runs?.length || (f.run_id !== null && filter.runs.includes(f.run_id))) &&

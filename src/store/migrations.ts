@@ -276,6 +276,21 @@ export const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX threads_by_created ON threads (scope, created_at, seq);
   `,
+
+  // 6: whose feedback is whose. Tokens and feedback on a run carry the run's agent-server scope
+  // (so that the data of a deleted deployment, or of a reset workspace, goes with it); feedback
+  // written through the API also carries the workspace that wrote it (feedback on no run is seen
+  // only there).
+  `
+  ALTER TABLE feedback_tokens ADD COLUMN scope TEXT;
+  UPDATE feedback_tokens SET scope = (SELECT scope FROM runs WHERE runs.run_id = feedback_tokens.run_id);
+  CREATE INDEX feedback_tokens_by_scope ON feedback_tokens (scope);
+  ALTER TABLE feedback ADD COLUMN scope TEXT;
+  ALTER TABLE feedback ADD COLUMN tenant_id TEXT;
+  UPDATE feedback SET scope = (SELECT scope FROM runs WHERE runs.run_id = feedback.run_id);
+  CREATE INDEX feedback_by_scope ON feedback (scope);
+  CREATE INDEX feedback_by_tenant ON feedback (tenant_id);
+  `,
 ]
 
 export function migrate(db: Db) {

@@ -118,17 +118,21 @@ export function compileRequest(schema: FastifySchema): (request: FastifyRequest)
 
 const JSON_TYPES = ['application/json', /^application\/[\w.!#$&^-]+\+json(\s*;.*)?$/i]
 
-/** Installs body parsing and validation. Call before any route is registered. */
-/** The bytes of a request's body as it was read (for the request journal). */
-export const rawBodyOf = (request: FastifyRequest): Buffer | undefined => rawBodies.get(request)
-const rawBodies = new WeakMap<FastifyRequest, Buffer>()
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The bytes of the body as they were read (for the request journal); null when there was none. */
+    rawBody: Buffer | null
+  }
+}
 
+/** Installs body parsing and validation. Call before any route is registered. */
 export function installRequestValidation(app: FastifyInstance) {
+  app.decorateRequest('rawBody', null)
   app.setValidatorCompiler(() => () => true)
   app.removeAllContentTypeParsers()
   for (const type of JSON_TYPES) {
     app.addContentTypeParser(type, { parseAs: 'buffer' }, (request, body, done) => {
-      rawBodies.set(request, body as Buffer)
+      request.rawBody = body as Buffer
       done(null, parseJsonBody(body as Buffer))
     })
   }
@@ -136,7 +140,7 @@ export function installRequestValidation(app: FastifyInstance) {
   // a body without Content-Type is read as JSON, as FastAPI does.
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
     const buffer = body as Buffer
-    rawBodies.set(request, buffer)
+    request.rawBody = buffer
     if (request.headers['content-type'] === undefined) return done(null, parseJsonBody(buffer))
     done(null, buffer.length === 0 ? undefined : buffer.toString('utf8'))
   })

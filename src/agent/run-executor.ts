@@ -5,7 +5,7 @@
 
 import { EventEmitter } from 'node:events'
 import type { Clock } from '../clock.js'
-import { ApiError } from '../errors.js'
+import { ThreadBusy } from '../domain/errors.js'
 import type { SseEvent } from '../sse/writer.js'
 import type { Assistant } from '../store/assistants.js'
 import type { Run, RunKwargs, RunRepository, RunStatus } from '../store/runs.js'
@@ -14,8 +14,6 @@ import type { EngineOutput, GraphEngine, PausedAt, State } from './types.js'
 
 export type CancelAction = 'interrupt' | 'rollback'
 export type MultitaskStrategy = 'reject' | 'interrupt' | 'rollback' | 'enqueue'
-
-export const BUSY_DETAIL = 'Thread is already running a task. Wait for it to finish or choose a different multitask strategy.'
 
 /** How many logged events a stream reader holds at once. */
 const EVENT_PAGE = 64
@@ -38,7 +36,7 @@ interface LiveRun {
 /** What `/join` and `/runs/wait` answer: the final values, or the error as `__error__`. */
 export type RunResult = State | { __error__: unknown }
 
-export interface RunManagerOptions {
+export interface RunExecutorOptions {
   runs: RunRepository
   threads: ThreadRepository
   engine: GraphEngine
@@ -76,13 +74,13 @@ export interface NewRun {
   publicBase: string
 }
 
-export class RunManager {
+export class RunExecutor {
   readonly #live = new Map<number, LiveRun>()
   /** The tail of each thread's queue: runs of a thread execute one after another. */
   readonly #queues = new Map<number, Promise<void>>()
-  readonly #o: RunManagerOptions
+  readonly #o: RunExecutorOptions
 
-  constructor(options: RunManagerOptions) {
+  constructor(options: RunExecutorOptions) {
     this.#o = options
   }
 
@@ -94,7 +92,7 @@ export class RunManager {
   create(scope: string, thread: Thread, runId: string, input: NewRun): Run {
     const { runs } = this.#o
     const active = runs.active(thread.seq)
-    if (active.length > 0 && input.strategy === 'reject') throw new ApiError(422, BUSY_DETAIL)
+    if (active.length > 0 && input.strategy === 'reject') throw new ThreadBusy()
     const run = runs.create({
       scope,
       runId,

@@ -1,0 +1,117 @@
+// A run request (the API's RunCreate body) becomes a run: its assistant and thread are found (or
+// the thread created), the request's settings become the run's stored kwargs and metadata, and the
+// run is handed to the executor under its multitask strategy. One transaction per request: a run
+// refused (a busy thread) leaves the thread as it was, and no thread it would have created.
+
+import { randomUUID } from 'node:crypto'
+import { v7 as uuid7 } from 'uuid'
+import type { Clock } from '../clock.js'
+import { NotFound } from '../domain/errors.js'
+import type { RunCreate } from '../schemas/agent.js'
+import type { Assistant, AssistantRepository } from '../store/assistants.js'
+import type { Run, RunKwargs } from '../store/runs.js'
+import type { Thread, ThreadRepository } from '../store/threads.js'
+import type { MultitaskStrategy, RunExecutor } from './run-executor.js'
+import { resolveAssistantId } from './system-assistants.js'
+import type { GraphEngine } from './types.js'
+
+export interface RunRequestsOptions {
+  assistants: AssistantRepository
+  threads: ThreadRepository
+  engine: GraphEngine
+  executor: RunExecutor
+  clock: Clock
+  /** Runs `fn` in one database transaction: all of it is written, or none. */
+  transaction: <T>(fn: () => T) => T
+}
+
+/** Where a request came from, as far as a run cares. */
+export interface RequestContext {
+  /** Whose agent server: '' for the root one, else the deployment's id. */
+  scope: string
+  headers: Record<string, string | string[] | undefined>
+  /** The base URL the client reached hangar at (for the URLs a run hands out). */
+  publicBase: string
+}
+
+export const threadNotFound = (id: string) => new NotFound(`Thread with ID ${id} not found`)
+
+/** Request headers a run copies into `configurable`, as the real server does. */
+export function headerConfig(headers: RequestContext['headers']): Record<string, string> {
+  const copied: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers)) {
+    if (typeof value !== 'string') continue
+    if ((name.startsWith('x-') && !['x-api-key', 'x-tenant-id', 'x-service-key'].includes(name)) || name === 'user-agent') copied[name] = value
+  }
+  return copied
+}
+
+/** The settings a run keeps from its request (what `/runs/{id}` shows as `kwargs`). */
+export function runSettings(body: RunCreate, headers: RequestContext['headers'], threadless: boolean): RunKwargs {
+  const modes = body.stream_mode == null ? ['values'] : Array.isArray(body.stream_mode) ? body.stream_mode : [body.stream_mode]
+  const feedbackKeys = body.feedback_keys == null ? null : [body.feedback_keys].flat()
+  const config = { ...(body.config ?? {}) } as Record<string, unknown>
+  config.configurable = { ...(config.configurable as object | undefined), ...headerConfig(headers), ...(body.checkpoint_id ? { checkpoint_id: body.checkpoint_id } : {}) }
+  return {
+    input: body.input ?? null,
+    // Only the command fields the client gave (the validator fills absent ones with null).
+    command: body.command ? Object.fromEntries(Object.entries(body.command).filter(([, v]) => v !== null)) : null,
+    config,
+    context: body.context ?? {},
+    stream_mode: modes.length > 0 ? modes : ['values'],
+    subgraphs: body.stream_subgraphs ?? false,
+    resumable: body.stream_resumable ?? false,
+    feedback_keys: feedbackKeys?.length ? feedbackKeys : null,
+    interrupt_before: body.interrupt_before ?? null,
+    interrupt_after: body.interrupt_after ?? null,
+    on_disconnect: body.on_disconnect ?? null,
+    after_seconds: body.after_seconds ?? null,
+    temporary: threadless && (body.on_completion ?? 'delete') === 'delete',
+  }
+}
+
+export class RunRequests {
+  readonly #o: RunRequestsOptions
+
+  constructor(options: RunRequestsOptions) {
+    this.#o = options
+  }
+
+  /** A run on a thread, or (`threadId` null) a stateless run on a temporary thread. */
+  create(context: RequestContext, threadId: string | null, body: RunCreate): Run {
+    return this.#o.transaction(() => this.#start(context, threadId, body, this.#assistantFor(context.scope, body)))
+  }
+
+  /** Stateless runs, all or none: every item is checked before any run is created (one unknown assistant creates none). */
+  createBatch(context: RequestContext, bodies: RunCreate[]): Run[] {
+    const planned = bodies.map((body) => ({ body, assistant: this.#assistantFor(context.scope, body) }))
+    return this.#o.transaction(() => planned.map(({ body, assistant }) => this.#start(context, null, body, assistant)))
+  }
+
+  #assistantFor(scope: string, body: RunCreate): Assistant {
+    const assistant = this.#o.assistants.get(scope, resolveAssistantId(this.#o.engine, body.assistant_id))
+    if (!assistant) {
+      throw new NotFound(`No assistant found for "${body.assistant_id}". Make sure the assistant ID is for a valid assistant or a valid graph ID.`)
+    }
+    return assistant
+  }
+
+  #start(context: RequestContext, threadId: string | null, body: RunCreate, assistant: Assistant): Run {
+    const { threads, executor, clock } = this.#o
+    let thread: Thread | undefined
+    if (threadId === null) thread = threads.create(context.scope, randomUUID(), {})
+    else {
+      thread = threads.get(context.scope, threadId)
+      if (!thread && body.if_not_exists === 'create') thread = threads.create(context.scope, threadId, {})
+      if (!thread) throw threadNotFound(threadId)
+    }
+    thread = threads.patchMetadata(thread, { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id })
+    return executor.create(context.scope, thread, uuid7({ msecs: clock.now() }), {
+      assistant,
+      kwargs: runSettings(body, context.headers, threadId === null),
+      metadata: { ...assistant.metadata, ...thread.metadata, ...(body.metadata ?? {}) },
+      strategy: (body.multitask_strategy ?? 'reject') as MultitaskStrategy,
+      publicBase: context.publicBase,
+    })
+  }
+}

@@ -1,0 +1,169 @@
+// Everything hangar is made of besides its routes, built once in dependency order: the database,
+// the repositories, the agent server's engine and executor, the emulator's journal, faults and
+// event bus. Each service that holds state outside the database registers, right where it is
+// built, what it does on a reset and at shutdown (see stateful.ts).
+
+import type { Logger } from 'pino'
+import { DeployedAgents } from './agent/deployed-agents.js'
+import { createEngine } from './agent/engine.js'
+import { RunExecutor } from './agent/run-executor.js'
+import { RunRequests } from './agent/run-requests.js'
+import { seedSystemAssistants } from './agent/system-assistants.js'
+import type { GraphEngine } from './agent/types.js'
+import { EventBus } from './admin/bus.js'
+import { EmulatorControls } from './admin/controls.js'
+import { FaultInjector } from './admin/faults.js'
+import { RequestJournal } from './admin/journal.js'
+import type { Clock } from './clock.js'
+import type { Config } from './config.js'
+import { FeedbackService } from './domain/feedback.js'
+import { CallerIds } from './domain/oauth.js'
+import { OAuthFlows } from './domain/oauth-flows.js'
+import { loadFixtures, WorkspaceSeeder, type Fixtures } from './fixtures.js'
+import { createLogger } from './logging.js'
+import { OpenStreams } from './sse/writer.js'
+import { StatefulServices } from './stateful.js'
+import { AgentDataRepository } from './store/agent-data.js'
+import { AssistantRepository } from './store/assistants.js'
+import { closeDatabase, openDatabase, type Db } from './store/db.js'
+import { DeploymentRepository } from './store/deployments.js'
+import { FeedbackRepository } from './store/feedback.js'
+import { ListenerRepository } from './store/listeners.js'
+import { OAuthFlowRepository } from './store/oauth-flows.js'
+import { OAuthProviderRepository } from './store/oauth-providers.js'
+import { OAuthTokenRepository } from './store/oauth-tokens.js'
+import { ReadCache } from './store/read-cache.js'
+import { RunRepository } from './store/runs.js'
+import { ThreadRepository } from './store/threads.js'
+import { WorkspaceRepository } from './store/workspaces.js'
+import { join } from 'node:path'
+
+/** How long (real time) shutdown lets open event streams finish before cutting them. */
+const STREAM_CLOSE_GRACE_MS = 1000
+
+export interface Services {
+  readonly config: Config
+  readonly clock: Clock
+  readonly log: Logger
+  /** When this hangar started (real time, not the emulated clock), for `/info`'s uptime. */
+  readonly startedAt: number
+  readonly db: Db
+  /** Runs `fn` in one database transaction: all of it is written, or none. */
+  readonly transaction: <T>(fn: () => T) => T
+  readonly stateful: StatefulServices
+  /** What boot seeds, and every reset seeds again: the fixture workspaces and the root agent server's assistants. */
+  readonly seed: () => void
+
+  // The emulator's own parts.
+  readonly bus: EventBus
+  readonly journal: RequestJournal
+  readonly faults: FaultInjector
+  readonly controls: EmulatorControls
+
+  // The control plane.
+  readonly fixtures: Fixtures
+  readonly workspaces: WorkspaceRepository
+  readonly seeder: WorkspaceSeeder
+  readonly deployments: DeploymentRepository
+  /** Deployment reads kept while the database is unchanged. */
+  readonly deploymentReads: ReadCache<string>
+  readonly listeners: ListenerRepository
+  readonly providers: OAuthProviderRepository
+  readonly tokens: OAuthTokenRepository
+  readonly oauth: OAuthFlows
+  readonly callers: CallerIds
+
+  // The agent server, at the root and for each deployment.
+  readonly engine: GraphEngine
+  readonly assistants: AssistantRepository
+  readonly threads: ThreadRepository
+  readonly runs: RunRepository
+  readonly executor: RunExecutor
+  readonly runRequests: RunRequests
+  readonly deployedAgents: DeployedAgents
+  readonly openStreams: OpenStreams
+
+  // Feedback on runs.
+  readonly feedback: FeedbackRepository
+  readonly feedbackService: FeedbackService
+}
+
+/** Builds every service; nothing listens yet. `close()` through `stateful` releases them. */
+export function buildServices(config: Config, clock: Clock): Services {
+  const startedAt = Date.now()
+  const log = createLogger(config)
+  const stateful = new StatefulServices()
+  const db = openDatabase(config.db)
+  stateful.register({ close: () => closeDatabase(db) })
+  const transaction = <T>(fn: () => T): T => db.transaction(fn)()
+
+  // The emulator: what changes is published on the bus; the journal and faults see every request
+  // to the emulated services, and a full reset (not an import) clears them.
+  const bus = new EventBus(clock)
+  const journal = new RequestJournal(config.journalSize, (entry) => bus.publish('request', entry))
+  const faults = new FaultInjector(clock, (change) => bus.publish('faults', change))
+  stateful.register({
+    afterReset: (workspace, kind) => {
+      if (workspace !== undefined || kind !== 'reset') return
+      faults.clear()
+      journal.clear()
+    },
+  })
+
+  // The control plane.
+  const fixtures = loadFixtures(config.fixtures)
+  const agentData = new AgentDataRepository(db)
+  const workspaces = new WorkspaceRepository(db, agentData)
+  const providers = new OAuthProviderRepository(db, clock)
+  const seeder = stateful.register(new WorkspaceSeeder(db, fixtures, { workspaces, providers }, clock, config.selfHostedEnterprise))
+  const deployments = new DeploymentRepository(db, clock, config.revisionSpeed, (change) => bus.publish('deployments', change))
+  stateful.register({ afterReset: () => deployments.invalidate() })
+  const listeners = new ListenerRepository(db, clock)
+  const tokens = new OAuthTokenRepository(db, clock)
+  const oauth = new OAuthFlows({ db, clock, flows: new OAuthFlowRepository(db), providers, tokens })
+
+  // The agent server. Shutdown stops runs (they end interrupted) before their streams are ended:
+  // a stream writes its run's last events and ends; one whose client stopped reading is cut.
+  const engine = createEngine(join(config.fixtures, 'graphs'), { clock })
+  const assistants = new AssistantRepository(db, clock)
+  const threads = new ThreadRepository(db, clock)
+  const runs = new RunRepository(db, clock)
+  const feedback = new FeedbackRepository(db, clock)
+  const feedbackService = new FeedbackService({
+    feedback, runs, threads, clock, ttlSeconds: config.feedbackTtl, workspaceOf: (deploymentId) => deployments.tenantOf(deploymentId),
+  })
+  const openStreams = new OpenStreams()
+  stateful.register({ shutdown: () => openStreams.close(STREAM_CLOSE_GRACE_MS) })
+  const executor = new RunExecutor({
+    runs, threads, engine, clock, endEvent: config.sseEndEvent, log, transaction,
+    onSuccess: (run, base) => feedbackService.issueForRun(run, base),
+    observe: (change) => bus.publish('run', change),
+  })
+  stateful.register({
+    // A workspace's data is its deployments' agent servers: their runs stop; a reset of everything stops all.
+    beforeReset: (workspace) => executor.stopAll(workspace === undefined ? undefined : new Set(deployments.idsOf(workspace))),
+    // Runs an imported document had in flight end interrupted, as after a restart.
+    afterReset: (_workspace, kind) => {
+      if (kind === 'import') executor.recover()
+    },
+    shutdown: () => executor.stopAll(),
+  })
+  executor.recover()
+  const runRequests = new RunRequests({ assistants, threads, engine, executor, clock, transaction })
+  const deployedAgents = stateful.register(new DeployedAgents({ deployments, assistants, agentData, engine, executor, transaction }))
+
+  const seed = () => {
+    seeder.seedAll(config.defaultTenant)
+    seedSystemAssistants(assistants, engine, '')
+  }
+  seed()
+  const controls = new EmulatorControls({ db, workspaces, stateful, seed, onChange: (change) => bus.publish('state', change) })
+
+  return {
+    config, clock, log, startedAt, db, transaction, stateful, seed,
+    bus, journal, faults, controls,
+    fixtures, workspaces, seeder, deployments, deploymentReads: new ReadCache<string>(db), listeners, providers, tokens, oauth, callers: new CallerIds(),
+    engine, assistants, threads, runs, executor, runRequests, deployedAgents, openStreams,
+    feedback, feedbackService,
+  }
+}
