@@ -2,14 +2,9 @@ import { STATUS_CODES } from 'node:http'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Conflict, DomainError, Expired, NotFound, NotServing, RuleViolation, ThreadBusy } from './domain/errors.js'
 
-/** One pydantic v2 validation error, in the form FastAPI returns it. */
-export interface PydanticError {
-  type: string
-  loc: (string | number)[]
-  msg: string
-  input: unknown
-  ctx?: Record<string, unknown>
-}
+import type { PydanticError } from './validation/pydantic-error.js'
+
+export type { PydanticError }
 
 /**
  * Every failure a handler or hook reports. The error handler turns it into the real service's body:
@@ -55,7 +50,7 @@ export function sendError(reply: FastifyReply, error: ApiError) {
 }
 
 /** The status the real service answers each kind of domain error with. */
-const DOMAIN_STATUS = new Map<Function, number>([
+const DOMAIN_STATUS: ReadonlyMap<Function, number> = new Map<Function, number>([
   [RuleViolation, 400],
   [NotFound, 404],
   [Conflict, 409],

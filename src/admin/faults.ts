@@ -75,7 +75,7 @@ export function compilePathPattern(pattern: string): RegExp {
   return globToRegExp(pattern)
 }
 
-const GLOB_TOKENS = new Map([
+const GLOB_TOKENS: ReadonlyMap<string, string> = new Map([
   ['/**', '(?:/.*)?'],
   ['**', '.*'],
   ['*', '[^/]*'],

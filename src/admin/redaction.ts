@@ -6,8 +6,8 @@ export type HeaderMap = Record<string, string | string[]>
 export const REDACTED = '[redacted]'
 export const BODY_LIMIT_BYTES = 4096
 
-const SECRET_HEADERS = new Set(['x-api-key', 'authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-hangar-admin-token', 'x-service-key'])
-const SECRET_FIELDS = new Set(['client_secret', 'token', 'access_token', 'refresh_token', 'password', 'api_key'])
+const SECRET_HEADERS: ReadonlySet<string> = new Set(['x-api-key', 'authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-hangar-admin-token', 'x-service-key'])
+const SECRET_FIELDS: ReadonlySet<string> = new Set(['client_secret', 'token', 'access_token', 'refresh_token', 'password', 'api_key'])
 
 /** Header names lowercased; credentials and cookies replaced by `[redacted]`. */
 export function redactHeaders(headers: Record<string, unknown>): HeaderMap {

@@ -6,7 +6,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
-import type { PydanticError } from '../errors.js'
+import type { PydanticError } from '../validation/pydantic-error.js'
 import { FixtureError } from '../fixtures.js'
 import { Dict, Nullable, StringEnum } from '../schemas/common.js'
 import { compile, INVALID, type Loc } from '../validation/pydantic.js'
@@ -83,7 +83,7 @@ export type Graph = Omit<Static<typeof GraphFixture>, 'nodes' | 'description' | 
 
 export const channelsOf = (graph: Graph): Channels => ({ reducers: graph.state, open: false })
 
-const RESERVED = new Set(['__start__', '__end__', '__interrupt__', '__error__'])
+const RESERVED: ReadonlySet<string> = new Set(['__start__', '__end__', '__interrupt__', '__error__'])
 
 const where = (loc: Loc) => loc.map((part) => (typeof part === 'number' ? `[${part}]` : `.${part}`)).join('').replace(/^\./, '')
 

@@ -5,7 +5,7 @@
 // Unknown fields are ignored, as pydantic's default `extra="ignore"` does.
 
 import type { TSchema } from '@sinclair/typebox'
-import type { PydanticError } from '../errors.js'
+import type { PydanticError } from './pydantic-error.js'
 import { parseUuid } from './uuid.js'
 import { fromTimestamp, parseDatetime } from './datetime.js'
 
@@ -301,8 +301,8 @@ function bounded(parse: Check, schema: TSchema): Check {
   }
 }
 
-const TRUE_STRINGS = new Set(['1', 'on', 't', 'true', 'y', 'yes'])
-const FALSE_STRINGS = new Set(['0', 'off', 'f', 'false', 'n', 'no'])
+const TRUE_STRINGS: ReadonlySet<string> = new Set(['1', 'on', 't', 'true', 'y', 'yes'])
+const FALSE_STRINGS: ReadonlySet<string> = new Set(['0', 'off', 'f', 'false', 'n', 'no'])
 const boolean: Check = (input, loc, errors) => {
   if (typeof input === 'boolean') return input
   if (typeof input === 'number' && (input === 0 || input === 1)) return input === 1

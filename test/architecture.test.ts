@@ -1,0 +1,77 @@
+// The shape of the house, checked on the source (CONVENTIONS.md): each layer speaks only its own
+// language, domain errors depend on nothing, no module keeps mutable state at its top level, and
+// app.ts stays the route table while services.ts builds what the routes use.
+
+import { readdirSync, readFileSync } from 'node:fs'
+import { join, relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import t from 'tap'
+
+const SRC = fileURLToPath(new URL('../src', import.meta.url))
+
+function sources(dir = SRC): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name)
+    return entry.isDirectory() ? sources(path) : entry.name.endsWith('.ts') ? [path] : []
+  })
+}
+const files = sources().map((path) => ({ name: relative(SRC, path), text: readFileSync(path, 'utf8') }))
+const inLayer = (...layers: string[]) => files.filter((f) => layers.some((layer) => f.name.startsWith(`${layer}/`)))
+
+/** The modules a file imports at run time (type-only imports left out), as written. */
+function runtimeImports(text: string): string[] {
+  const found: string[] = []
+  for (const match of text.matchAll(/^import\s+(type\s+)?[^'"]*?from\s+'([^']+)'/gms)) if (!match[1]) found.push(match[2])
+  for (const match of text.matchAll(/^import\s+'([^']+)'/gm)) found.push(match[1])
+  return found
+}
+const allImports = (text: string) => [...text.matchAll(/^import\s[^'"]*?'([^']+)'/gms)].map((m) => m[1])
+
+t.test('the domain errors module depends on nothing', async (t) => {
+  const module = files.find((f) => f.name === 'domain/errors.ts')
+  t.ok(module, 'src/domain/errors.ts exists')
+  t.same(allImports(module!.text), [])
+})
+
+t.test('below the routes nothing speaks HTTP: no Fastify, no ApiError, no route module', async (t) => {
+  for (const file of inLayer('domain', 'agent', 'store', 'lifecycle')) {
+    // `../errors.js` is the HTTP error exit; the domain's own errors are `domain/errors.js`.
+    const http = allImports(file.text).filter((m) => m === 'fastify' || m.startsWith('@fastify/') || m === '../errors.js' || m.includes('/routes/'))
+    t.same(http, [], `${file.name} imports nothing of the HTTP layer`)
+    t.notMatch(file.text, /\bApiError\b|statusCode/, `${file.name} names no HTTP error or status`)
+  }
+})
+
+t.test('SQL lives in the store only', async (t) => {
+  for (const file of files.filter((f) => !f.name.startsWith('store/'))) {
+    t.notMatch(file.text, /\.prepare\(|from 'better-sqlite3'/, `${file.name} prepares no SQL`)
+  }
+  for (const file of inLayer('store')) {
+    const upward = runtimeImports(file.text).filter((m) => /\/(domain|agent|routes|admin)\//.test(m))
+    t.same(upward, [], `${file.name} calls nothing above the store`)
+  }
+})
+
+t.test('routes build no error bodies by hand and hold no rules of the runs, feedback or OAuth flow', async (t) => {
+  for (const file of inLayer('routes')) {
+    t.notMatch(file.text, /send\(\{\s*detail/, `${file.name} leaves error bodies to the error handler`)
+    t.notMatch(file.text, /\.createToken\(|feedback_keys|uuid7|randomUUID\(\)\s*,\s*\{\}/, `${file.name} creates no tokens or runs itself`)
+  }
+})
+
+t.test('no module keeps mutable state at its top level', async (t) => {
+  for (const file of files.filter((f) => f.name !== 'server.ts')) {
+    const lets = [...file.text.matchAll(/^let\s+(\w+)/gm)].map((m) => m[1])
+    t.same(lets, [], `${file.name} has no top-level let`)
+    const collections = [...file.text.matchAll(/^(?:export\s+)?const\s+(\w+)\s*=\s*new\s+(Map|Set|WeakMap|WeakSet)\b/gm)].map((m) => m[1])
+    t.same(collections, [], `${file.name}: a top-level Map or Set is a constant table, typed ReadonlyMap/ReadonlySet`)
+  }
+})
+
+t.test('app.ts is the route table and services.ts builds the services', async (t) => {
+  const app = files.find((f) => f.name === 'app.ts')!.text
+  t.notMatch(app, /new [A-Z]\w*(Repository|Executor|Injector|Journal|Bus)\b|openDatabase/, 'app.ts constructs no service')
+  t.notMatch(app, /throw /, 'app.ts decides nothing')
+  const services = files.find((f) => f.name === 'services.ts')!.text
+  t.notMatch(services, /\.(get|post|patch|put|delete)\(['"]\//, 'services.ts registers no route')
+})
