@@ -135,6 +135,7 @@ export function buildApp(options: AppOptions = {}): App {
     scope.register(agentMetaRoutes, services)
     scope.register(async (gated) => {
       gated.addHook('onRequest', agentServerAuth(config))
+      gated.addHook('onRequest', async (request) => services.deployedAgents.seed(request.agentScope))
       gated.register(assistantRoutes, services)
       gated.register(threadRoutes, services)
       gated.register(runRoutes, services)

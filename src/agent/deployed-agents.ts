@@ -41,11 +41,14 @@ export class DeployedAgents implements Stateful {
     const foreign = workspace !== undefined && workspace.trim() !== '' && workspace.trim().toLowerCase() !== deployment?.tenant_id
     if (!deployment || foreign) throw new NotFound(`Deployment ID ${id} not found.`)
     if (deployment.status !== 'READY') throw new NotServing(`Deployment ID ${id} is not serving yet: no revision of it is DEPLOYED.`)
-    if (!this.#seeded.has(id)) {
-      seedSystemAssistants(this.#o.assistants, this.#o.engine, id)
-      this.#seeded.add(id)
-    }
     return id
+  }
+
+  /** Gives an agent server the graphs' system assistants on its first request past authentication ('' is seeded at boot). */
+  seed(scope: string): void {
+    if (scope === '' || this.#seeded.has(scope)) return
+    seedSystemAssistants(this.#o.assistants, this.#o.engine, scope)
+    this.#seeded.add(scope)
   }
 
   /**
