@@ -7,7 +7,7 @@
 import type { TSchema } from '@sinclair/typebox'
 import type { PydanticError } from '../errors.js'
 import { parseUuid } from './uuid.js'
-import { fromTimestamp, parseDatetime } from './datetime.js'
+import { readDatetime } from './datetime.js'
 
 export type Loc = (string | number)[]
 /** Validates `input` at `loc`; pushes errors and returns INVALID on failure, else the validated value. */
@@ -235,12 +235,17 @@ const uuid: Check = (input, loc, errors) => {
   return fail(errors, err('uuid_parsing', loc, `Input should be a valid UUID, ${parsed.error}`, input, { error: parsed.error }))
 }
 
+const DATETIME_MESSAGES = {
+  datetime_parsing: 'Input should be a valid datetime',
+  datetime_from_date_parsing: 'Input should be a valid datetime or date',
+} as const
+
 /** A datetime (text, or a Unix timestamp); passed on as ISO 8601 text in UTC. */
 const datetime: Check = (input, loc, errors) => {
-  const parsed = typeof input === 'string' ? parseDatetime(input) : typeof input === 'number' ? fromTimestamp(input) : undefined
-  if (parsed === undefined) return fail(errors, err('datetime_type', loc, 'Input should be a valid datetime', input))
+  if (typeof input !== 'string' && typeof input !== 'number') return fail(errors, err('datetime_type', loc, 'Input should be a valid datetime', input))
+  const parsed = readDatetime(input)
   if (parsed.ok) return parsed.iso
-  return fail(errors, err('datetime_from_date_parsing', loc, `Input should be a valid datetime or date, ${parsed.error}`, input, { error: parsed.error }))
+  return fail(errors, err(parsed.type, loc, `${DATETIME_MESSAGES[parsed.type]}, ${parsed.error}`, input, { error: parsed.error }))
 }
 
 const INT_STRING = /^[+-]?\d+(\.0*)?$/
