@@ -33,6 +33,8 @@ export const Config = Type.Object({
   logFormat: StringEnum(['auto', 'json', 'pretty']),
 })
 export type Config = Static<typeof Config>
+/** Each setting's validator, compiled once when hangar loads (a schema the validator cannot honour stops it there). */
+const settingChecks = Object.fromEntries(Object.entries(Config.properties).map(([key, schema]) => [key, compile(schema, `setting ${key}`)]))
 
 /** hangar's default workspace id: ends in the hex of "hangar". */
 export const DEFAULT_TENANT = '00000000-0000-4000-8000-68616e676172'
@@ -113,7 +115,7 @@ export function loadConfig(
     const name = `${s.env} (--${s.flag})`
     const value = typeof raw === 'boolean' ? raw : convert(s.kind, raw.trim())
     const schema = Config.properties[s.key] as TSchema
-    if (value === undefined || compile(schema)(value, [], []) === INVALID) {
+    if (value === undefined || settingChecks[s.key](value, [], []) === INVALID) {
       throw new ConfigError(`invalid setting ${name}: ${describe(s, schema)}, got ${JSON.stringify(raw)}`)
     }
     config[s.key] = s.key === 'defaultTenant' ? (value as string).toLowerCase() : value

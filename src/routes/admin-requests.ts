@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { RequestJournal } from '../admin/journal.js'
-import { ApiError } from '../errors.js'
 import { DateTime, Dict, errorResponses, Nullable } from '../schemas/common.js'
 
 const tags = ['Emulator']
@@ -26,7 +25,6 @@ export const JournalEntry = Type.Object(
 )
 
 const STATUS_FILTER = '^[1-5]([0-9]{2}|xx)$'
-const statusFilter = new RegExp(STATUS_FILTER, 'i')
 
 export const JournalQuery = Type.Object({
   method: Type.Optional(Type.String({ description: 'Exact HTTP method' })),
@@ -50,15 +48,7 @@ export const adminRequestRoutes: FastifyPluginAsyncTypebox<{ journal: RequestJou
       querystring: JournalQuery, response: { 200: JournalPage, ...errorResponses(422) },
     },
   }, async (request) => {
-    const query = request.query
-    // The validator does not check patterns; this is pydantic's error for one.
-    if (query.status !== undefined && !statusFilter.test(query.status)) {
-      throw ApiError.validation([{
-        type: 'string_pattern_mismatch', loc: ['query', 'status'], msg: `String should match pattern '${STATUS_FILTER}'`,
-        input: query.status, ctx: { pattern: STATUS_FILTER },
-      }])
-    }
-    return { requests: journal.list(query), size: journal.size, capacity: journal.capacity }
+    return { requests: journal.list(request.query), size: journal.size, capacity: journal.capacity }
   })
 
   app.delete('/requests', {

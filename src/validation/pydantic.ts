@@ -3,16 +3,18 @@
 // types, messages, locations and context, every error at once, and the same output — a "model"
 // holding every declared field, absent optional ones set to their default (null unless stated).
 // Unknown fields are ignored, as pydantic's default `extra="ignore"` does.
+//
+// A schema is compiled once (for routes, when the route is registered, so at start-up). Compiling
+// refuses any keyword the validator does not implement (see keywords.ts): a constraint a schema
+// states is enforced, or start-up stops naming it.
 
 import type { TSchema } from '@sinclair/typebox'
 import type { PydanticError } from './pydantic-error.js'
-import { parseUuid } from './uuid.js'
-import { fromTimestamp, parseDatetime } from './datetime.js'
+import { err, fail, INVALID, plural, type Check, type Loc } from './check.js'
+import { checkKeywords, kindOf } from './keywords.js'
+import { boolean, datetime, number, string, uuid } from './scalars.js'
 
-export type Loc = (string | number)[]
-/** Validates `input` at `loc`; pushes errors and returns INVALID on failure, else the validated value. */
-export type Check = (input: unknown, loc: Loc, errors: PydanticError[]) => unknown
-export const INVALID: unique symbol = Symbol('invalid')
+export { INVALID, type Check, type Loc } from './check.js'
 
 /** An optional field that is neither nullable nor defaulted is left out of the output when absent. */
 export const OMIT: unique symbol = Symbol('omit')
@@ -21,9 +23,6 @@ export const acceptsNull = (schema: TSchema) => (schema.anyOf as TSchema[] | und
 export const absentValue = (schema: TSchema): unknown => ('default' in schema ? schema.default : acceptsNull(schema) ? null : OMIT)
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
-
-const err = (type: string, loc: Loc, msg: string, input: unknown, ctx?: Record<string, unknown>): PydanticError =>
-  ctx === undefined ? { type, loc, msg, input } : { type, loc, msg, input, ctx }
 
 /** Python's repr of a literal value, as pydantic prints it in `literal_error`. */
 const repr = (v: unknown) => (typeof v === 'string' ? `'${v}'` : v === null ? 'None' : typeof v === 'boolean' ? (v ? 'True' : 'False') : String(v))
@@ -34,37 +33,43 @@ function expected(values: readonly unknown[]): string {
   return parts.length < 2 ? parts.join('') : `${parts.slice(0, -1).join(', ')} or ${parts.at(-1)}`
 }
 
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`
+/**
+ * Compiles a schema into its validator. `where` names the schema in the error a keyword the
+ * validator does not implement raises (e.g. `POST /runs/batch body`); nodes below it are named by
+ * JSON pointer (`POST /runs/batch body#/items/properties/limit`).
+ */
+export function compile(schema: TSchema, where = 'schema'): Check {
+  return compileAt(schema, where.includes('#') ? where : `${where}#`)
+}
 
-export function compile(schema: TSchema): Check {
-  if (Array.isArray(schema.anyOf)) return nullable(schema.anyOf as TSchema[])
-  if (Array.isArray(schema.enum)) return literal(schema.enum)
-  if ('const' in schema) return literal([schema.const])
-  switch (schema.type) {
-    case 'object':
-      return schema.properties ? model(schema) : dict(schema)
-    case 'array':
-      return list(schema)
+function compileAt(schema: TSchema, where: string): Check {
+  const kind = kindOf(schema, where)
+  checkKeywords(schema, kind, where)
+  switch (kind) {
+    case 'union':
+      return union(schema.anyOf as TSchema[], where)
+    case 'literal':
+      return literal('enum' in schema ? (schema.enum as unknown[]) : [schema.const])
+    case 'model':
+      return model(schema, where)
+    case 'dict':
+      return dict(schema, where)
+    case 'list':
+      return list(schema, where)
     case 'string':
-      return schema.format === 'uuid' ? uuid : schema.format === 'date-time' ? datetime : string(schema)
+      return string(schema, where)
+    case 'formatted-string':
+      return schema.format === 'uuid' ? uuid : datetime
     case 'integer':
-      return bounded(integer, schema)
     case 'number':
-      return bounded(float, schema)
+      return number(schema)
     case 'boolean':
       return boolean
     case 'null':
       return (input, loc, errors) => (input === null ? null : fail(errors, err('none_required', loc, 'Input should be None', input)))
-    case undefined:
+    case 'any':
       return (input) => input
-    default:
-      throw new Error(`schema type ${String(schema.type)} is not supported by the validator`)
   }
-}
-
-function fail(errors: PydanticError[], error: PydanticError): typeof INVALID {
-  errors.push(error)
-  return INVALID
 }
 
 /**
@@ -72,14 +77,15 @@ function fail(errors: PydanticError[], error: PydanticError): typeof INVALID {
  * union: the first member that accepts the input wins; when none does, every member's errors are
  * reported with the member's tag in `loc`, as pydantic does.
  */
-function nullable(members: TSchema[]): Check {
-  const others = members.filter((m) => m.type !== 'null')
+function union(members: TSchema[], where: string): Check {
+  const compiled = members.map((member, i) => ({ member, check: compileAt(member, `${where}/anyOf/${i}`) }))
+  const others = compiled.filter(({ member }) => member.type !== 'null')
   const hasNull = others.length < members.length
   if (others.length === 1) {
-    const inner = compile(others[0])
+    const inner = others[0].check
     return (input, loc, errors) => (hasNull && input === null ? null : inner(input, loc, errors))
   }
-  const checks = others.map((member) => ({ tag: unionTag(member), check: compile(member), exact: exactType(member) }))
+  const checks = others.map(({ member, check }) => ({ tag: unionTag(member), check, exact: exactType(member) }))
   return (input, loc, errors) => {
     if (hasNull && input === null) return null
     // Smart mode: a member whose type the input already has wins before any lax coercion
@@ -139,11 +145,11 @@ function literal(values: readonly unknown[]): Check {
     values.includes(input) ? input : fail(errors, err('literal_error', loc, `Input should be ${text}`, input, { expected: text }))
 }
 
-function model(schema: TSchema): Check {
+function model(schema: TSchema, where: string): Check {
   const required = new Set<string>(schema.required ?? [])
   const fields = Object.entries(schema.properties as Record<string, TSchema>).map(([name, field]) => ({
     name,
-    check: compile(field),
+    check: compileAt(field, `${where}/properties/${name}`),
     required: required.has(name),
     fallback: absentValue(field),
   }))
@@ -169,8 +175,10 @@ function model(schema: TSchema): Check {
   }
 }
 
-function dict(schema: TSchema): Check {
-  const value = typeof schema.additionalProperties === 'object' ? compile(schema.additionalProperties as TSchema) : (v: unknown) => v
+function dict(schema: TSchema, where: string): Check {
+  const value = typeof schema.additionalProperties === 'object'
+    ? compileAt(schema.additionalProperties as TSchema, `${where}/additionalProperties`)
+    : (v: unknown) => v
   return (input, loc, errors) => {
     if (!isObject(input)) return fail(errors, err('dict_type', loc, 'Input should be a valid dictionary', input))
     const out: Record<string, unknown> = {}
@@ -184,135 +192,30 @@ function dict(schema: TSchema): Check {
   }
 }
 
-function list(schema: TSchema): Check {
-  const item = compile((schema.items as TSchema) ?? {})
+/**
+ * `list[T]` with `min_length` / `max_length`, as pydantic-core checks them: a list longer than the
+ * maximum is refused as a whole (its items' errors are dropped), the minimum is checked once every
+ * item is valid. Both count the input's items and echo the whole list.
+ */
+function list(schema: TSchema, where: string): Check {
+  const item = 'items' in schema ? compileAt(schema.items as TSchema, `${where}/items`) : (v: unknown) => v
+  const min = schema.minItems as number | undefined
   const max = schema.maxItems as number | undefined
+  const length = (type: string, bound: string, n: number, actual: number, input: unknown, loc: Loc) =>
+    err(type, loc, `List should have ${bound} ${plural(n, 'item')} after validation, not ${actual}`, input, {
+      field_type: 'List', [type === 'too_short' ? 'min_length' : 'max_length']: n, actual_length: actual,
+    })
   return (input, loc, errors) => {
     if (!Array.isArray(input)) return fail(errors, err('list_type', loc, 'Input should be a valid list', input))
-    if (max !== undefined && input.length > max) {
-      return fail(
-        errors,
-        err('too_long', loc, `List should have at most ${plural(max, 'item')} after validation, not ${input.length}`, input, {
-          field_type: 'List',
-          max_length: max,
-          actual_length: input.length,
-        }),
-      )
-    }
+    if (max !== undefined && input.length > max) return fail(errors, length('too_long', 'at most', max, input.length, input, loc))
     let ok = true
     const out = input.map((v, i) => {
       const r = item(v, [...loc, i], errors)
       if (r === INVALID) ok = false
       return r
     })
-    return ok ? out : INVALID
+    if (!ok) return INVALID
+    if (min !== undefined && out.length < min) return fail(errors, length('too_short', 'at least', min, out.length, input, loc))
+    return out
   }
-}
-
-function string(schema: TSchema): Check {
-  const min = schema.minLength as number | undefined
-  const max = schema.maxLength as number | undefined
-  return (input, loc, errors) => {
-    if (typeof input !== 'string') return fail(errors, err('string_type', loc, 'Input should be a valid string', input))
-    if (!input.isWellFormed()) {
-      return fail(errors, err('string_unicode', loc, 'Input should be a valid string, unable to parse raw data as a unicode string', input))
-    }
-    const length = [...input].length
-    if (min !== undefined && length < min) {
-      return fail(errors, err('string_too_short', loc, `String should have at least ${plural(min, 'character')}`, input, { min_length: min }))
-    }
-    if (max !== undefined && length > max) {
-      return fail(errors, err('string_too_long', loc, `String should have at most ${plural(max, 'character')}`, input, { max_length: max }))
-    }
-    return input
-  }
-}
-
-const uuid: Check = (input, loc, errors) => {
-  if (typeof input !== 'string') return fail(errors, err('uuid_type', loc, 'UUID input should be a string, bytes or UUID object', input))
-  const parsed = parseUuid(input)
-  if (parsed.ok) return parsed.value
-  return fail(errors, err('uuid_parsing', loc, `Input should be a valid UUID, ${parsed.error}`, input, { error: parsed.error }))
-}
-
-/** A datetime (text, or a Unix timestamp); passed on as ISO 8601 text in UTC. */
-const datetime: Check = (input, loc, errors) => {
-  const parsed = typeof input === 'string' ? parseDatetime(input) : typeof input === 'number' ? fromTimestamp(input) : undefined
-  if (parsed === undefined) return fail(errors, err('datetime_type', loc, 'Input should be a valid datetime', input))
-  if (parsed.ok) return parsed.iso
-  return fail(errors, err('datetime_from_date_parsing', loc, `Input should be a valid datetime or date, ${parsed.error}`, input, { error: parsed.error }))
-}
-
-const INT_STRING = /^[+-]?\d+(\.0*)?$/
-const integer: Check = (input, loc, errors) => {
-  if (typeof input === 'boolean') return input ? 1 : 0
-  if (typeof input === 'number') {
-    if (!Number.isFinite(input)) return fail(errors, err('finite_number', loc, 'Input should be a finite number', input))
-    if (!Number.isInteger(input)) {
-      return fail(errors, err('int_from_float', loc, 'Input should be a valid integer, got a number with a fractional part', input))
-    }
-    return input
-  }
-  if (typeof input === 'string') {
-    const text = input.trim()
-    if (INT_STRING.test(text)) return Number.parseInt(text, 10)
-    return fail(errors, err('int_parsing', loc, 'Input should be a valid integer, unable to parse string as an integer', input))
-  }
-  return fail(errors, err('int_type', loc, 'Input should be a valid integer', input))
-}
-
-const FLOAT_STRING = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/
-const SPECIAL_FLOATS: Record<string, number> = { inf: Infinity, infinity: Infinity, nan: NaN }
-const float: Check = (input, loc, errors) => {
-  if (typeof input === 'number') return input
-  if (typeof input === 'boolean') return input ? 1 : 0
-  if (typeof input === 'string') {
-    const text = input.trim()
-    if (FLOAT_STRING.test(text)) return Number(text)
-    const sign = text.startsWith('-') ? -1 : 1
-    const special = SPECIAL_FLOATS[text.replace(/^[+-]/, '').toLowerCase()]
-    if (special !== undefined) return sign * special
-    return fail(errors, err('float_parsing', loc, 'Input should be a valid number, unable to parse string as a number', input))
-  }
-  return fail(errors, err('float_type', loc, 'Input should be a valid number', input))
-}
-
-/** ge/le/gt/lt checks after a number was parsed; the error echoes the original input. */
-function bounded(parse: Check, schema: TSchema): Check {
-  const bounds: [keyof TSchema, string, string, (v: number, b: number) => boolean][] = [
-    ['minimum', 'greater_than_equal', 'greater than or equal to', (v, b) => v >= b],
-    ['exclusiveMinimum', 'greater_than', 'greater than', (v, b) => v > b],
-    ['maximum', 'less_than_equal', 'less than or equal to', (v, b) => v <= b],
-    ['exclusiveMaximum', 'less_than', 'less than', (v, b) => v < b],
-  ]
-  const active = bounds.filter(([key]) => typeof schema[key] === 'number')
-  if (active.length === 0) return parse
-  const ctxKey: Record<string, string> = { minimum: 'ge', exclusiveMinimum: 'gt', maximum: 'le', exclusiveMaximum: 'lt' }
-  return (input, loc, errors) => {
-    const value = parse(input, loc, errors)
-    if (value === INVALID) return INVALID
-    for (const [key, type, words, ok] of active) {
-      const bound = schema[key] as number
-      if (!ok(value as number, bound)) {
-        return fail(errors, err(type, loc, `Input should be ${words} ${bound}`, input, { [ctxKey[key as string]]: bound }))
-      }
-    }
-    return value
-  }
-}
-
-const TRUE_STRINGS: ReadonlySet<string> = new Set(['1', 'on', 't', 'true', 'y', 'yes'])
-const FALSE_STRINGS: ReadonlySet<string> = new Set(['0', 'off', 'f', 'false', 'n', 'no'])
-const boolean: Check = (input, loc, errors) => {
-  if (typeof input === 'boolean') return input
-  if (typeof input === 'number' && (input === 0 || input === 1)) return input === 1
-  if (typeof input === 'string') {
-    const text = input.toLowerCase()
-    if (TRUE_STRINGS.has(text)) return true
-    if (FALSE_STRINGS.has(text)) return false
-  }
-  if (typeof input === 'number' || typeof input === 'string') {
-    return fail(errors, err('bool_parsing', loc, 'Input should be a valid boolean, unable to interpret input', input))
-  }
-  return fail(errors, err('bool_type', loc, 'Input should be a valid boolean', input))
 }

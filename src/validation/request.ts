@@ -5,6 +5,7 @@
 import type { FastifyInstance, FastifyRequest, FastifySchema, preValidationHookHandler } from 'fastify'
 import type { TSchema } from '@sinclair/typebox'
 import { ApiError, type PydanticError } from '../errors.js'
+import { checkKeywords, kindOf, UnsupportedSchemaError } from './keywords.js'
 import { absentValue, acceptsNull, compile, INVALID, OMIT, type Check } from './pydantic.js'
 import { JsonDecodeError, JsonIntegerTooLongError, JsonTooDeepError, parsePythonJson } from './python-json.js'
 
@@ -52,11 +53,15 @@ interface Field {
   many: boolean
 }
 
-function fieldsOf(schema: TSchema): Field[] {
+/** The fields of a path, query or header schema: an object schema whose properties are the parameters. */
+function fieldsOf(schema: TSchema, where: string): Field[] {
+  const kind = kindOf(schema, `${where}#`)
+  if (kind !== 'model') throw new UnsupportedSchemaError(`${where}#: must be an object schema with properties (one per parameter), got a ${kind} schema`)
+  checkKeywords(schema, kind, `${where}#`)
   const required = new Set<string>(schema.required ?? [])
   return Object.entries((schema.properties ?? {}) as Record<string, TSchema>).map(([name, field]) => ({
     name,
-    check: compile(field),
+    check: compile(field, `${where}#/properties/${name}`),
     required: required.has(name),
     fallback: absentValue(field),
     many: field.type === 'array' || (field.anyOf as TSchema[] | undefined)?.some((m) => m.type === 'array') === true,
@@ -82,13 +87,17 @@ function validatePart(part: Part, fields: Field[], raw: Record<string, unknown>,
   return out
 }
 
-/** The validator of one route: throws a 422 ApiError listing every error, else replaces inputs with the validated values. */
-export function compileRequest(schema: FastifySchema): (request: FastifyRequest) => void {
-  const path = schema.params ? fieldsOf(schema.params as TSchema) : undefined
-  const query = schema.querystring ? fieldsOf(schema.querystring as TSchema) : undefined
-  const headers = schema.headers ? fieldsOf(schema.headers as TSchema) : undefined
+/**
+ * The validator of one route: throws a 422 ApiError listing every error, else replaces inputs with
+ * the validated values. Compiling throws an UnsupportedSchemaError naming `route` (e.g.
+ * `POST /runs/batch`), the part and the keyword when a schema says something the validator does not implement.
+ */
+export function compileRequest(schema: FastifySchema, route = 'route'): (request: FastifyRequest) => void {
+  const path = schema.params ? fieldsOf(schema.params as TSchema, `${route} params`) : undefined
+  const query = schema.querystring ? fieldsOf(schema.querystring as TSchema, `${route} querystring`) : undefined
+  const headers = schema.headers ? fieldsOf(schema.headers as TSchema, `${route} headers`) : undefined
   const bodySchema = schema.body as TSchema | undefined
-  const body = bodySchema ? compile(bodySchema) : undefined
+  const body = bodySchema ? compile(bodySchema, `${route} body`) : undefined
   const bodyOptional = bodySchema !== undefined && acceptsNull(bodySchema)
 
   return (request) => {
@@ -146,7 +155,8 @@ export function installRequestValidation(app: FastifyInstance) {
   })
   app.addHook('onRoute', (route) => {
     if (!route.schema) return
-    const validate = compileRequest(route.schema)
+    // Compiled here, as the route is registered (at start-up): a schema the validator cannot honour stops it.
+    const validate = compileRequest(route.schema, `${[route.method].flat().join(',')} ${route.url}`)
     const hook: preValidationHookHandler = (request, _reply, done) => {
       try {
         validate(request)

@@ -1,7 +1,8 @@
 /**
  * UUID parsing as pydantic v2 does it for a `UUID` field given a string: the Rust `uuid` crate's
  * `Uuid::parse_str`, with the texts of its error messages (pydantic reports them as
- * `Input should be a valid UUID, <error>`).
+ * `Input should be a valid UUID, <error>`). The texts are those of uuid 1.23.0, the crate of
+ * pydantic-core 2.46 / pydantic 2.13 (docs/validation.md says what the next versions change).
  */
 
 export type UuidResult = { ok: true, value: string } | { ok: false, error: string }
@@ -24,7 +25,7 @@ export function parseUuid (input: string): UuidResult {
       value: `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
     }
   }
-  return { ok: false, error: describeFailure(input) }
+  return { ok: false, error: describeFailure(attemptedPart(input)) }
 }
 
 /** The 32 hex digits of an accepted form, else undefined. */
@@ -53,11 +54,21 @@ function isHex (s: string): boolean {
   return /^[0-9a-fA-F]*$/.test(s)
 }
 
-/** The crate's diagnosis of a string that does not parse. */
+/**
+ * The part of the input the crate diagnoses. It picks a form by the length in bytes: a braced
+ * input of 38 bytes or a URN of 45 is handed to the hyphenated parser without its wrapper, and a
+ * failure there is described from that inner part alone (so positions count from inside the braces).
+ */
+function attemptedPart (input: string): string {
+  const bytes = Buffer.byteLength(input, 'utf8')
+  if (bytes === 38 && input.startsWith('{') && input.endsWith('}')) return input.slice(1, -1)
+  if (bytes === 45 && input.startsWith(URN_PREFIX)) return input.slice(URN_PREFIX.length)
+  return input
+}
+
+/** The crate's diagnosis of a string that does not parse (`InvalidUuid::into_err`). */
 function describeFailure (input: string): string {
   const byteLength = Buffer.byteLength(input, 'utf8')
-  if (byteLength === 0 || byteLength > 45) return `invalid length: found ${byteLength}`
-
   let body = input
   let offset = 0
   if (input.length >= 2 && input.startsWith('{') && input.endsWith('}')) {
@@ -83,7 +94,7 @@ function describeFailure (input: string): string {
 
   // Only the bare form counts as an attempt at the simple format: a braced or URN string
   // without hyphens falls through to the group count, as in the crate.
-  if (hyphens === 0 && offset === 0) return `invalid length: found ${byteLength}`
+  if (hyphens === 0 && offset === 0) return `invalid length: expected length 32 for simple format, found ${byteLength}`
   if (hyphens !== 4) return `invalid group count: expected 5, found ${hyphens + 1}`
   for (let group = 0; group < 4; group++) {
     const end = hyphenAt[group]
