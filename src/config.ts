@@ -56,7 +56,7 @@ interface Setting {
 export const SETTINGS: readonly Setting[] = [
   { key: 'port', env: 'PORT', flag: 'port', kind: 'integer', default: 8123, help: 'TCP port; 0 picks a free one' },
   { key: 'host', env: 'HOST', flag: 'host', kind: 'string', default: '127.0.0.1', help: 'interface to listen on (0.0.0.0 for all)' },
-  { key: 'db', env: 'HANGAR_DB', flag: 'db', kind: 'string', default: './.hangar/hangar.db', help: 'SQLite file (directory created on demand) or :memory:' },
+  { key: 'db', env: 'HANGAR_DB', flag: 'db', kind: 'string', default: './.hangar/hangar.db', help: 'SQLite file (directory created on demand; one hangar per file) or :memory:' },
   { key: 'apiKeys', env: 'HANGAR_API_KEYS', flag: 'api-keys', kind: 'list', default: [], secret: true, help: 'comma-separated accepted API keys; empty accepts any non-empty key' },
   { key: 'defaultTenant', env: 'HANGAR_DEFAULT_TENANT', flag: 'default-tenant', kind: 'string', default: DEFAULT_TENANT, help: 'workspace used when a request has no X-Tenant-Id' },
   { key: 'requireTenant', env: 'HANGAR_REQUIRE_TENANT', flag: 'require-tenant', kind: 'boolean', default: false, help: 'answer 403 "requires workspace specification" without X-Tenant-Id' },
@@ -77,10 +77,19 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'logFormat', env: 'HANGAR_LOG_FORMAT', flag: 'log-format', kind: 'string', default: 'auto', help: 'json, pretty, or auto: pretty on a terminal, JSON otherwise' },
 ]
 
-export class ConfigError extends Error {}
+/** A setting hangar cannot start with; its message is one line naming the setting and what is accepted. */
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
 
 export const defaultConfig = (): Config =>
   Object.fromEntries(SETTINGS.map((s) => [s.key, structuredClone(s.default)])) as Config
+
+/** How a setting is named in messages about the environment and the command line: `PORT (--port)`. */
+export const settingName = (key: keyof Config): string => {
+  const s = SETTINGS.find((setting) => setting.key === key)!
+  return `${s.env} (--${s.flag})`
+}
 
 /**
  * Read settings from CLI flags (first) and environment variables (second), falling back to defaults.

@@ -1,5 +1,10 @@
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
 import t from 'tap'
 import { BUNDLED_FIXTURES, ConfigError, DEFAULT_TENANT, defaultConfig, helpText, loadConfig, SETTINGS, visibleSettings } from '../src/config.js'
+import { closeDatabase, DatabaseError, openDatabase } from '../src/store/db.js'
+import { MIGRATIONS } from '../src/store/migrations.js'
 
 t.test('with nothing set, every setting has its documented default', async (t) => {
   const { config } = loadConfig([], {})
@@ -103,4 +108,46 @@ t.test('the settings /info shows hide API keys and the admin token, and show whe
   t.notMatch(JSON.stringify(shown), /k1|k2|sesame/)
   const unset = visibleSettings(defaultConfig())
   t.same([unset.HANGAR_API_KEYS, unset.HANGAR_ADMIN_TOKEN], [[], ''], 'unset secrets show as unset')
+})
+
+/** The message a call throws, to compare as one exact line. */
+function thrown(fn: () => unknown): string {
+  try {
+    fn()
+  } catch (error) {
+    return (error as Error).message
+  }
+  return '(nothing thrown)'
+}
+
+t.test('a database file hangar cannot use is one line naming the file and why', async (t) => {
+  const dir = t.testdir({ file: 'plain text', 'text.db': 'not a database, just text that is long enough to hold a header of one hundred bytes or so, padded out......' })
+  t.equal(thrown(() => openDatabase(join(dir, 'file', 'x.db'))), `the database ${join(dir, 'file', 'x.db')}: ${join(dir, 'file')} is not a directory`)
+  t.equal(thrown(() => openDatabase(join(dir, 'text.db'))), `the database ${join(dir, 'text.db')} is not a SQLite database (give a new file name to start an empty one)`)
+  t.notOk(existsSync(join(dir, 'text.db-lock')), 'nothing was written beside a file that is not a database')
+  t.equal(thrown(() => openDatabase(dir)), `the database ${dir}: it is a directory, not a file`)
+  const newer = join(dir, 'newer.db')
+  const raw = new Database(newer)
+  raw.pragma(`user_version = ${MIGRATIONS.length + 1}`)
+  raw.close()
+  t.equal(thrown(() => openDatabase(newer)),
+    `the database ${newer} was written by a newer hangar (schema ${MIGRATIONS.length + 1}; this one knows ${MIGRATIONS.length}): start that hangar, or give this one another file`)
+  t.type((() => { try { openDatabase(newer) } catch (error) { return error } })(), DatabaseError)
+})
+
+t.test('a database path under /proc is refused at once instead of retrying forever', { skip: existsSync('/proc/self') ? false : 'no /proc here' }, async (t) => {
+  t.equal(thrown(() => openDatabase('/proc/hangar-nope/x.db')), 'the database /proc/hangar-nope/x.db: cannot create the directory /proc/hangar-nope (no such file or directory)')
+})
+
+t.test('one database file, one hangar: a second is refused until the first closes', async (t) => {
+  const path = join(t.testdir(), 'one.db')
+  const first = openDatabase(path)
+  t.equal(thrown(() => openDatabase(path)), `the database ${path} is in use by another hangar in this process (pid ${process.pid}): close that one first`)
+  const reader = new Database(path, { readonly: true })
+  t.equal(reader.pragma('user_version', { simple: true }), MIGRATIONS.length, 'other tools can still read the database meanwhile')
+  reader.close()
+  closeDatabase(first)
+  const second = openDatabase(path)
+  t.ok(second.open, 'once the first is closed, the file opens again')
+  closeDatabase(second)
 })
