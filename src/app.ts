@@ -17,7 +17,7 @@ import { adminFaultRoutes } from './routes/admin-faults.js'
 import { adminRequestRoutes } from './routes/admin-requests.js'
 import { adminRoutes } from './routes/admin.js'
 import { Clock } from './clock.js'
-import { defaultConfig, type Config } from './config.js'
+import { checkConfig, defaultConfig, type Config } from './config.js'
 import { ApiError, clientErrorHandler, frameworkErrors, installErrorHandling, lenientUrl, MAX_PARAM_LENGTH } from './errors.js'
 import { loadFixtures, WorkspaceSeeder } from './fixtures.js'
 import { agentMetaRoutes } from './routes/agent-meta.js'
@@ -86,6 +86,7 @@ function logStream(format: Config['logFormat']): NodeJS.WritableStream | undefin
 
 /** Builds hangar: this function is the route table. Call `ready()` or `listen()` on the result. */
 export function buildApp(options: AppOptions = {}): App {
+  checkConfig(options.config)
   const startedAt = Date.now()
   const config: Config = { ...defaultConfig(), ...options.config }
   const clock = options.clock ?? Clock.system()
