@@ -2,7 +2,6 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import cors from '@fastify/cors'
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { createRequire } from 'node:module'
-import { join } from 'node:path'
 import { createEngine } from './agent/engine.js'
 import { DEPLOYED_AGENT_PREFIX } from './agent/paths.js'
 import { RunManager } from './agent/runs.js'
@@ -174,7 +173,7 @@ export function buildApp(options: AppOptions = {}): App {
   app.register(oauthConsentRoutes, { flows })
 
   // The agent server: assistants, threads and runs of the scripted graphs, at the root paths.
-  const engine = createEngine(join(config.fixtures, 'graphs'), { clock })
+  const engine = createEngine(fixtures.graphsDir, { clock })
   const assistants = new AssistantRepository(db, clock)
   const threads = new ThreadRepository(db, clock)
   const runs = new RunRepository(db, clock)

@@ -65,7 +65,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'bodyLimit', env: 'HANGAR_BODY_LIMIT', flag: 'body-limit', kind: 'integer', default: 1048576, help: 'largest accepted request body in bytes (413 above)' },
   { key: 'tickMs', env: 'HANGAR_TICK_MS', flag: 'tick-ms', kind: 'integer', default: 250, help: 'how often due revision transitions are written to the store (ms)' },
   { key: 'publicUrl', env: 'HANGAR_PUBLIC_URL', flag: 'public-url', kind: 'url', default: '', help: 'base of the URLs hangar hands out; empty derives it from each request' },
-  { key: 'fixtures', env: 'HANGAR_FIXTURES', flag: 'fixtures', kind: 'string', default: BUNDLED_FIXTURES, help: 'directory of seed data (workspaces, OAuth providers, integrations)' },
+  { key: 'fixtures', env: 'HANGAR_FIXTURES', flag: 'fixtures', kind: 'string', default: BUNDLED_FIXTURES, help: 'directory of your seed data: each kind it holds (workspaces.json, oauth-providers.json, integrations.json, graphs/) replaces the bundled one' },
   { key: 'selfHostedEnterprise', env: 'HANGAR_SELF_HOSTED_ENTERPRISE', flag: 'self-hosted-enterprise', kind: 'boolean', default: true, help: 'whether workspaces not named in the fixtures may use listeners' },
   { key: 'auth', env: 'HANGAR_AUTH', flag: 'auth', kind: 'string', default: 'on', help: 'off: accept requests without credentials everywhere' },
   { key: 'heartbeatMs', env: 'HANGAR_HEARTBEAT_MS', flag: 'heartbeat-ms', kind: 'integer', default: 5000, help: 'interval of ": heartbeat" comments on event streams (0: none)' },

@@ -5,8 +5,10 @@ import t from 'tap'
 import { buildApp } from '../src/app.js'
 import { BUNDLED_FIXTURES, checkConfig, ConfigError, DEFAULT_TENANT, defaultConfig, helpText, loadConfig, SETTINGS, visibleSettings } from '../src/config.js'
 import { startHangar } from '../src/embed.js'
+import { FixtureError, loadFixtures } from '../src/fixtures.js'
 import { closeDatabase, DatabaseError, openDatabase } from '../src/store/db.js'
 import { MIGRATIONS } from '../src/store/migrations.js'
+import { clientFor, makeApp } from './helpers.js'
 
 t.test('with nothing set, every setting has its documented default', async (t) => {
   const { config } = loadConfig([], {})
@@ -204,4 +206,35 @@ t.test('one database file, one hangar: a second is refused until the first close
   const second = openDatabase(path)
   t.ok(second.open, 'once the first is closed, the file opens again')
   closeDatabase(second)
+})
+
+t.test('a fixtures directory replaces the kinds it provides; the bundled fixtures give the rest', async (t) => {
+  const mine = '11111111-1111-4111-8111-111111111111'
+  const dir = t.testdir({ 'workspaces.json': JSON.stringify([{ id: mine, name: 'mine', self_hosted_enterprise: false }]), 'README.md': 'notes' })
+  const fixtures = loadFixtures(dir)
+  const bundled = loadFixtures(BUNDLED_FIXTURES)
+  t.same(fixtures.workspaces.map((w) => w.id), [mine], 'workspaces: the directory\'s')
+  t.same(fixtures.providers, bundled.providers, 'OAuth providers: bundled')
+  t.same(fixtures.integrations, bundled.integrations, 'integrations: bundled')
+  t.equal(fixtures.graphsDir, join(BUNDLED_FIXTURES, 'graphs'), 'graphs: bundled')
+
+  const { app, api } = await makeApp(t, { config: { fixtures: dir } })
+  const graphs = (await api.post('/assistants/search', {})).body.map((a: any) => a.graph_id).sort()
+  t.same(graphs, ['agent', 'approval', 'flaky', 'pipeline'], 'the bundled graphs still serve')
+  t.equal((await api.get('/v2/auth/providers/github')).status, 200, 'and the bundled providers are seeded')
+  const listeners = await clientFor(app, { 'x-api-key': 'k', 'x-tenant-id': mine }).get('/v2/listeners')
+  t.equal(listeners.status, 403, 'the directory\'s workspace has its plan')
+
+  const ownGraphs = t.testdir({ graphs: { 'echo.json': JSON.stringify({ graph_id: 'echo', state: { messages: 'messages' }, nodes: [{ name: 'n', steps: [{ reply: { text: '{{last_human}}' } }] }] }) } })
+  t.equal(loadFixtures(ownGraphs).graphsDir, join(ownGraphs, 'graphs'), 'a graphs/ folder replaces the bundled graphs')
+  t.same(loadFixtures(t.testdir({ 'oauth-providers.json': '[]' })).providers, [], 'an empty file means none of that kind')
+})
+
+t.test('a fixtures directory that is missing, provides nothing or holds a misspelled file stops start-up with one line', async (t) => {
+  const missing = join(t.testdirName, 'nowhere')
+  t.throws(() => loadFixtures(missing), new FixtureError(`the fixtures directory ${missing} does not exist`))
+  const empty = t.testdir({ 'README.md': 'x' })
+  t.throws(() => loadFixtures(empty), new FixtureError(`the fixtures directory ${empty} holds none of workspaces.json, oauth-providers.json, integrations.json or graphs/`))
+  const typo = t.testdir({ 'workspace.json': '[]' })
+  t.throws(() => loadFixtures(typo), new FixtureError(`fixture ${join(typo, 'workspace.json')}: not a file hangar reads (did you mean workspaces.json?)`))
 })
