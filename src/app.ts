@@ -10,7 +10,7 @@ import { installFaults } from './admin/faults.js'
 import { installJournal, isHangarOwnPath, type RequestJournal } from './admin/journal.js'
 import { adminAuth, agentServerAuth, controlPlaneAuth } from './auth.js'
 import { Clock } from './clock.js'
-import { defaultConfig, type Config } from './config.js'
+import { checkConfig, defaultConfig, type Config } from './config.js'
 import { installErrorHandler } from './errors.js'
 import { clientErrorHandler, frameworkErrors, installStarletteRouting, lenientUrl, MAX_PARAM_LENGTH } from './routing.js'
 import { installSerialization } from './serialization.js'
@@ -61,6 +61,7 @@ const TRACING_PREFIXES = ['/api/v1', '']
 
 /** Builds hangar. Call `ready()` or `listen()` on the result. */
 export function buildApp(options: AppOptions = {}): App {
+  checkConfig(options.config)
   const services = buildServices({ ...defaultConfig(), ...options.config }, options.clock ?? Clock.system())
   const { config, faults, journal, bus, clock } = services
   const app = Fastify({

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url'
-import { parseArgs } from 'node:util'
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import { didYouMean } from './did-you-mean.js'
 import { RevisionSpeed } from './lifecycle/revisions.js'
 import { StringEnum } from './schemas/common.js'
 import { compile, INVALID } from './validation/pydantic.js'
@@ -58,7 +58,7 @@ interface Setting {
 export const SETTINGS: readonly Setting[] = [
   { key: 'port', env: 'PORT', flag: 'port', kind: 'integer', default: 8123, help: 'TCP port; 0 picks a free one' },
   { key: 'host', env: 'HOST', flag: 'host', kind: 'string', default: '127.0.0.1', help: 'interface to listen on (0.0.0.0 for all)' },
-  { key: 'db', env: 'HANGAR_DB', flag: 'db', kind: 'string', default: './.hangar/hangar.db', help: 'SQLite file (directory created on demand) or :memory:' },
+  { key: 'db', env: 'HANGAR_DB', flag: 'db', kind: 'string', default: './.hangar/hangar.db', help: 'SQLite file (directory created on demand; one hangar per file) or :memory:' },
   { key: 'apiKeys', env: 'HANGAR_API_KEYS', flag: 'api-keys', kind: 'list', default: [], secret: true, help: 'comma-separated accepted API keys; empty accepts any non-empty key' },
   { key: 'defaultTenant', env: 'HANGAR_DEFAULT_TENANT', flag: 'default-tenant', kind: 'string', default: DEFAULT_TENANT, help: 'workspace used when a request has no X-Tenant-Id' },
   { key: 'requireTenant', env: 'HANGAR_REQUIRE_TENANT', flag: 'require-tenant', kind: 'boolean', default: false, help: 'answer 403 "requires workspace specification" without X-Tenant-Id' },
@@ -67,7 +67,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'bodyLimit', env: 'HANGAR_BODY_LIMIT', flag: 'body-limit', kind: 'integer', default: 1048576, help: 'largest accepted request body in bytes (413 above)' },
   { key: 'tickMs', env: 'HANGAR_TICK_MS', flag: 'tick-ms', kind: 'integer', default: 250, help: 'how often due revision transitions are written to the store (ms)' },
   { key: 'publicUrl', env: 'HANGAR_PUBLIC_URL', flag: 'public-url', kind: 'url', default: '', help: 'base of the URLs hangar hands out; empty derives it from each request' },
-  { key: 'fixtures', env: 'HANGAR_FIXTURES', flag: 'fixtures', kind: 'string', default: BUNDLED_FIXTURES, help: 'directory of seed data (workspaces, OAuth providers, integrations)' },
+  { key: 'fixtures', env: 'HANGAR_FIXTURES', flag: 'fixtures', kind: 'string', default: BUNDLED_FIXTURES, help: 'directory of your seed data: each kind it holds (workspaces.json, oauth-providers.json, integrations.json, graphs/) replaces the bundled one' },
   { key: 'selfHostedEnterprise', env: 'HANGAR_SELF_HOSTED_ENTERPRISE', flag: 'self-hosted-enterprise', kind: 'boolean', default: true, help: 'whether workspaces not named in the fixtures may use listeners' },
   { key: 'auth', env: 'HANGAR_AUTH', flag: 'auth', kind: 'string', default: 'on', help: 'off: accept requests without credentials everywhere' },
   { key: 'heartbeatMs', env: 'HANGAR_HEARTBEAT_MS', flag: 'heartbeat-ms', kind: 'integer', default: 5000, help: 'interval of ": heartbeat" comments on event streams (0: none)' },
@@ -79,10 +79,19 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'logFormat', env: 'HANGAR_LOG_FORMAT', flag: 'log-format', kind: 'string', default: 'auto', help: 'json, pretty, or auto: pretty on a terminal, JSON otherwise' },
 ]
 
-export class ConfigError extends Error {}
+/** A setting hangar cannot start with; its message is one line naming the setting and what is accepted. */
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
 
 export const defaultConfig = (): Config =>
   Object.fromEntries(SETTINGS.map((s) => [s.key, structuredClone(s.default)])) as Config
+
+/** How a setting is named in messages about the environment and the command line: `PORT (--port)`. */
+export const settingName = (key: keyof Config): string => {
+  const s = SETTINGS.find((setting) => setting.key === key)!
+  return `${s.env} (--${s.flag})`
+}
 
 /**
  * Read settings from CLI flags (first) and environment variables (second), falling back to defaults.
@@ -93,35 +102,108 @@ export function loadConfig(
   argv: readonly string[],
   env: NodeJS.ProcessEnv,
 ): { config: Config; help: boolean; version: boolean } {
-  const options: Record<string, { type: 'string' | 'boolean' }> = {
-    help: { type: 'boolean' },
-    version: { type: 'boolean' },
-  }
-  for (const s of SETTINGS) options[s.flag] = { type: s.kind === 'boolean' ? 'boolean' : 'string' }
-  let values: Record<string, string | boolean | undefined>
-  try {
-    ;({ values } = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false, allowNegative: true }))
-  } catch (error) {
-    // parseArgs' own wording is long; keep its first sentence and point at --help.
-    const first = (error as Error).message.split(/\.\s|\n/)[0]
-    throw new ConfigError(`${first.replace(/^Unknown option/, 'unknown option')} (hangar --help lists every option)`)
-  }
-
+  const flags = readFlags(argv)
   const config = defaultConfig() as Record<string, unknown>
   for (const s of SETTINGS) {
-    const fromFlag = values[s.flag]
-    const raw = fromFlag ?? env[s.env]
+    const raw = flags.values.get(s.key) ?? env[s.env]
     if (raw === undefined || raw === '') continue
-    const name = `${s.env} (--${s.flag})`
     const value = typeof raw === 'boolean' ? raw : convert(s.kind, raw.trim())
     const schema = Config.properties[s.key] as TSchema
     if (value === undefined || settingChecks[s.key](value, [], []) === INVALID) {
-      throw new ConfigError(`invalid setting ${name}: ${describe(s, schema)}, got ${JSON.stringify(raw)}`)
+      throw new ConfigError(`invalid setting ${settingName(s.key)}: ${describe(s, schema)}, got ${JSON.stringify(raw)}`)
     }
     config[s.key] = s.key === 'defaultTenant' ? (value as string).toLowerCase() : value
   }
-  return { config: config as Config, help: values.help === true, version: values.version === true }
+  return { config: config as Config, help: flags.help, version: flags.version }
 }
+
+const SEE_HELP = '(hangar --help lists every option)'
+
+/**
+ * The command line, read as people write it (POSIX getopt's way rather than node's parseArgs', which
+ * refuses `--port -1` as "ambiguous"): `--flag value` and `--flag=value`, where the value may start
+ * with one dash (`--port -1`) but not two (`--port --db x` is a missing value); a boolean setting
+ * also takes a bare `--flag`, `--no-flag`, or a word after it (`--flag false`, `--flag=off`).
+ */
+function readFlags(argv: readonly string[]): { values: Map<keyof Config, string | boolean>; help: boolean; version: boolean } {
+  const values = new Map<keyof Config, string | boolean>()
+  const result = { values, help: false, version: false }
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]
+    if (!arg.startsWith('--') || arg === '--') {
+      const what = arg.startsWith('-') && arg.length > 1 ? 'unknown option' : 'unexpected argument'
+      throw new ConfigError(`${what} '${arg}': hangar takes only --options ${SEE_HELP}`)
+    }
+    const equals = arg.indexOf('=')
+    const name = arg.slice(2, equals < 0 ? undefined : equals)
+    const inline = equals < 0 ? undefined : arg.slice(equals + 1)
+    const next = argv[i + 1]
+    if (name === 'help' || name === 'version') {
+      if (inline !== undefined) throw new ConfigError(`option --${name} takes no value ${SEE_HELP}`)
+      result[name] = true
+      continue
+    }
+    const setting = SETTINGS.find((s) => s.flag === name)
+    const negated = setting ? undefined : SETTINGS.find((s) => s.kind === 'boolean' && `no-${s.flag}` === name)
+    if (negated) {
+      if (inline !== undefined) throw new ConfigError(`option --${name} takes no value ${SEE_HELP}`)
+      values.set(negated.key, false)
+    } else if (!setting) {
+      const known = [...SETTINGS.flatMap((s) => (s.kind === 'boolean' ? [s.flag, `no-${s.flag}`] : [s.flag])), 'help', 'version']
+      const near = didYouMean(name, known)
+      throw new ConfigError(`unknown option '--${name}'${near ? `; did you mean --${near}?` : ''} ${SEE_HELP}`)
+    } else if (setting.kind === 'boolean') {
+      // hangar takes no positional arguments, so a word after a boolean flag can only be its value.
+      const value = inline ?? (next !== undefined && !next.startsWith('-') ? argv[++i] : true)
+      values.set(setting.key, value)
+    } else {
+      const value = inline ?? (next !== undefined && !next.startsWith('--') ? argv[++i] : undefined)
+      if (value === undefined) throw new ConfigError(`option --${name} needs a value: --${name} <value> ${SEE_HELP}`)
+      values.set(setting.key, value)
+    }
+  }
+  return result
+}
+
+/**
+ * Checks settings given from code (`buildApp({config})`, `startHangar({config})`) against the same
+ * schema the environment and the command line are read into: an unknown key (with the likely one it
+ * misspells), a value of the wrong type or out of range, or `undefined` (leave a setting out to take
+ * its default) throws a ConfigError naming the setting and what it accepts.
+ */
+export function checkConfig(partial: unknown = {}): void {
+  if (typeof partial !== 'object' || partial === null || Array.isArray(partial)) {
+    throw new ConfigError(`config: expected an object of settings, got ${shown(partial)}`)
+  }
+  const keys = SETTINGS.map((s) => s.key)
+  for (const [key, value] of Object.entries(partial)) {
+    const s = SETTINGS.find((setting) => setting.key === key)
+    if (!s) {
+      const near = didYouMean(key, keys)
+      throw new ConfigError(`unknown setting '${key}': ${near ? `did you mean '${near}'?` : `the settings are ${keys.join(', ')}`}`)
+    }
+    const schema = Config.properties[s.key] as TSchema
+    const url = s.kind !== 'url' || value === '' || (typeof value === 'string' && convert('url', value) !== undefined)
+    if (!hasType(schema, value) || compile(schema)(value, [], []) === INVALID || !url) {
+      throw new ConfigError(`invalid setting ${key}: ${describe(s, schema, 'code')}, got ${shown(value)}`)
+    }
+  }
+}
+
+/** The JavaScript type the schema declares (the validator alone would coerce `'8123'` to 8123). */
+function hasType(schema: TSchema, value: unknown): boolean {
+  switch (schema.type) {
+    case 'integer':
+      return typeof value === 'number'
+    case 'array':
+      return Array.isArray(value) && value.every((item) => hasType(schema.items as TSchema, item))
+    default:
+      return typeof value === schema.type
+  }
+}
+
+const shown = (value: unknown): string =>
+  value === undefined ? 'undefined (leave a setting out to take its default)' : typeof value === 'function' ? 'a function' : JSON.stringify(value) ?? String(value)
 
 function convert(kind: Kind, raw: string): unknown {
   switch (kind) {
@@ -147,16 +229,22 @@ function convert(kind: Kind, raw: string): unknown {
   }
 }
 
-function describe(s: Setting, schema: TSchema): string {
-  if (s.kind === 'boolean') return 'expected true or false'
-  if (s.kind === 'url') return 'expected an http(s) URL'
-  if (s.kind === 'duration') return 'expected a duration such as 3h, 90m, 600s or a number of seconds (at least 1)'
+function describe(s: Setting, schema: TSchema, from: 'text' | 'code' = 'text'): string {
+  if (s.kind === 'boolean') return from === 'code' ? 'expected true or false' : 'expected true or false (or 1/0, yes/no, on/off)'
+  if (s.kind === 'url') return from === 'code' ? "expected an http(s) URL or ''" : 'expected an http(s) URL'
+  if (s.kind === 'duration') {
+    return from === 'code'
+      ? `expected a whole number of seconds of at least ${schema.minimum}`
+      : 'expected a duration such as 3h, 90m, 600s or a number of seconds (at least 1)'
+  }
+  if (s.kind === 'list' && from === 'code') return 'expected an array of non-empty strings'
   if (s.kind === 'integer') {
     const max = schema.maximum === undefined ? '' : ` and ${schema.maximum}`
     return max ? `expected an integer between ${schema.minimum}${max}` : `expected an integer of at least ${schema.minimum}`
   }
   if (schema.enum) return `expected one of ${(schema.enum as string[]).join(', ')}`
   if (schema.format === 'uuid') return 'expected a UUID'
+  if (from === 'code') return schema.minLength === undefined ? 'expected a string' : 'expected a non-empty string'
   return 'expected a non-empty value'
 }
 
@@ -182,6 +270,7 @@ export function helpText(): string {
     'Usage: hangar [options]',
     '',
     'Every option can also be set with its environment variable; a flag wins over the variable.',
+    'A yes/no option takes a bare --flag, --no-flag, or a value: --flag false (true/false, 1/0, yes/no, on/off).',
     '',
     `  ${'flag'.padEnd(28)} ${'environment variable'.padEnd(24)} meaning`,
     ...rows,

@@ -1,10 +1,13 @@
-// Seed data: read from a directory of JSON files, validated, and handed to the code that seeds a
-// workspace — the same code at boot, when a workspace is first seen, and on reset.
+// Seed data: read from the bundled fixtures and a user's directory of JSON files, validated, and
+// handed to the code that seeds a workspace — the same code at boot, when a workspace is first
+// seen, and on reset.
 
-import { existsSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { existsSync, readdirSync, readFileSync, statSync, type Dirent } from 'node:fs'
+import { join, resolve } from 'node:path'
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import type { Clock } from './clock.js'
+import { BUNDLED_FIXTURES } from './config.js'
+import { didYouMean } from './did-you-mean.js'
 import { newProvider } from './domain/oauth.js'
 import type { PydanticError } from './validation/pydantic-error.js'
 import type { ResetScope, Stateful } from './stateful.js'
@@ -46,25 +49,37 @@ const FILES = {
   providers: ['oauth-providers.json', ProviderFixture],
   integrations: ['integrations.json', IntegrationFixture],
 } as const
+/** The folder of scripted graphs, one `*.json` per graph (agent/graphs.ts reads it). */
+const GRAPHS = 'graphs'
 
 export interface Fixtures {
   workspaces: Static<typeof WorkspaceFixture>[]
   providers: ProviderFixture[]
   integrations: IntegrationFixture[]
+  /** The folder the scripted graphs are read from. */
+  graphsDir: string
 }
 
-export class FixtureError extends Error {}
+export class FixtureError extends Error {
+  override name = 'FixtureError'
+}
 
 const where = (loc: (string | number)[]) => loc.map((part) => (typeof part === 'number' ? `[${part}]` : `.${part}`)).join('').replace(/^\./, '')
 
 /**
- * Reads the fixtures directory. A missing file means "none of that kind"; an unreadable or invalid
- * one stops start-up with one line naming the file and the first problem.
+ * Reads the seed data. The bundled fixtures are the base; a fixtures directory (`--fixtures`)
+ * replaces each kind it provides — `workspaces.json`, `oauth-providers.json`, `integrations.json`,
+ * the `graphs/` folder — and leaves the kinds it does not provide as bundled. (An empty file `[]`
+ * or an empty `graphs/` means none of that kind.) A directory that does not exist, provides no kind,
+ * or holds a `.json` file hangar does not read (a misspelled name), or an unreadable or invalid file,
+ * stops start-up with one line naming the file and the first problem.
  */
 export function loadFixtures(dir: string): Fixtures {
-  const result: Record<string, unknown[]> = {}
+  const own = resolve(dir) === resolve(BUNDLED_FIXTURES) ? [] : ownKinds(dir)
+  const from = (name: string) => join(own.includes(name) ? dir : BUNDLED_FIXTURES, name)
+  const result: Record<string, unknown> = { graphsDir: from(GRAPHS) }
   for (const [key, [file, schema]] of Object.entries(FILES)) {
-    const path = join(dir, file)
+    const path = from(file)
     if (!existsSync(path)) {
       result[key] = []
       continue
@@ -81,12 +96,35 @@ export function loadFixtures(dir: string): Fixtures {
       const first = errors[0]
       throw new FixtureError(`fixture ${path}: ${where(first.loc) || '(top level)'}: ${first.msg}`)
     }
-    result[key] = value as unknown[]
+    result[key] = value
   }
   const fixtures = result as unknown as Fixtures
   const duplicate = fixtures.providers.find((p, i) => fixtures.providers.findIndex((q) => q.provider_id === p.provider_id) !== i)
-  if (duplicate) throw new FixtureError(`fixture ${join(dir, FILES.providers[0])}: provider_id '${duplicate.provider_id}' appears twice`)
+  if (duplicate) throw new FixtureError(`fixture ${from(FILES.providers[0])}: provider_id '${duplicate.provider_id}' appears twice`)
   return fixtures
+}
+
+/** The kinds a user's fixtures directory provides (file names, and `graphs`), checked. */
+function ownKinds(dir: string): string[] {
+  const kinds = [...Object.values(FILES).map(([file]) => file), GRAPHS]
+  const listing = `${kinds.slice(0, -1).join(', ')} or ${GRAPHS}/`
+  let entries: Dirent[]
+  try {
+    entries = readdirSync(dir, { withFileTypes: true })
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    const why = code === 'ENOENT' ? 'does not exist' : code === 'ENOTDIR' ? 'is not a directory' : `cannot be read (${code})`
+    throw new FixtureError(`the fixtures directory ${dir} ${why}`)
+  }
+  for (const entry of entries) {
+    if (entry.name === GRAPHS && !statSync(join(dir, GRAPHS)).isDirectory()) throw new FixtureError(`fixture ${join(dir, GRAPHS)}: expected a folder of graph files`)
+    if (!entry.name.endsWith('.json') || kinds.includes(entry.name)) continue
+    const near = didYouMean(entry.name, kinds)
+    throw new FixtureError(`fixture ${join(dir, entry.name)}: not a file hangar reads (${near ? `did you mean ${near}?` : `fixture files are ${listing}`})`)
+  }
+  const own = kinds.filter((kind) => entries.some((entry) => entry.name === kind))
+  if (own.length === 0) throw new FixtureError(`the fixtures directory ${dir} holds none of ${listing}`)
+  return own
 }
 
 /** The integrations of one kind a workspace sees. */

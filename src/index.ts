@@ -3,5 +3,5 @@ export { startHangar, waitForRevision, type HangarTarget, type RunningHangar, ty
 export { buildApp, type App, type AppOptions, type EmulatorParts } from './app.js'
 export type { BusMessage, Topic, Topics } from './admin/bus.js'
 export { Clock } from './clock.js'
-export { defaultConfig, loadConfig, type Config } from './config.js'
+export { checkConfig, ConfigError, defaultConfig, loadConfig, type Config } from './config.js'
 export { VERSION } from './version.js'

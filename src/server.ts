@@ -2,16 +2,30 @@
 // The process: read settings, build the app, listen, shut down with grace. Nothing else.
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
-import { ConfigError, helpText, loadConfig } from './config.js'
+import { ConfigError, helpText, loadConfig, settingName } from './config.js'
+import { FixtureError } from './fixtures.js'
+import { DatabaseError } from './store/db.js'
 import { VERSION } from './version.js'
+
+/**
+ * A setting hangar cannot start with ends the process with one line naming it, and exit code 2.
+ * Anything else is a bug of hangar's and keeps its stack.
+ */
+function stopOnBadSetting(error: unknown): never {
+  const line = error instanceof ConfigError ? error.message
+    : error instanceof DatabaseError ? `${settingName('db')}: ${error.message}`
+      : error instanceof FixtureError ? `${settingName('fixtures')}: ${error.message}`
+        : undefined
+  if (line === undefined) throw error
+  process.stderr.write(`hangar: ${line}\n`)
+  process.exit(2)
+}
 
 let loaded
 try {
   loaded = loadConfig(process.argv.slice(2), process.env)
 } catch (error) {
-  if (!(error instanceof ConfigError)) throw error
-  process.stderr.write(`hangar: ${error.message}\n`)
-  process.exit(2)
+  stopOnBadSetting(error)
 }
 if (loaded.help) {
   process.stdout.write(`${helpText()}\n`)
@@ -22,13 +36,21 @@ if (loaded.version) {
   process.exit(0)
 }
 
-const app = buildApp({ config: loaded.config })
+let app
+try {
+  app = buildApp({ config: loaded.config })
+} catch (error) {
+  stopOnBadSetting(error)
+}
+
 closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
   if (err) app.log.error({ err }, 'closing after an error')
   else app.log.info({ signal }, 'closing')
   await app.close()
 })
 
+// Routes and their schemas are compiled here; a failure is a bug of hangar's, reported with its stack.
+await app.ready()
 try {
   await app.listen({ port: loaded.config.port, host: loaded.config.host })
 } catch (error) {

@@ -36,7 +36,6 @@ import { ReadCache } from './store/read-cache.js'
 import { RunRepository } from './store/runs.js'
 import { ThreadRepository } from './store/threads.js'
 import { WorkspaceRepository } from './store/workspaces.js'
-import { join } from 'node:path'
 
 /** How long (real time) shutdown lets open event streams finish before cutting them. */
 const STREAM_CLOSE_GRACE_MS = 1000
@@ -92,8 +91,20 @@ export interface Services {
 export function buildServices(config: Config, clock: Clock): Services {
   const startedAt = Date.now()
   const log = createLogger(config)
-  const stateful = new StatefulServices()
+  // What is read from files comes first: a bad fixture or graph stops start-up before the database is opened (and locked).
+  const fixtures = loadFixtures(config.fixtures)
+  const engine = createEngine(fixtures.graphsDir, { clock })
   const db = openDatabase(config.db)
+  try {
+    return wire({ config, clock, log, startedAt, fixtures, engine, db })
+  } catch (error) {
+    closeDatabase(db)
+    throw error
+  }
+}
+
+function wire({ config, clock, log, startedAt, fixtures, engine, db }: { config: Config; clock: Clock; log: Logger; startedAt: number; fixtures: Fixtures; engine: GraphEngine; db: Db }): Services {
+  const stateful = new StatefulServices()
   stateful.register({ close: () => closeDatabase(db) })
   const transaction = <T>(fn: () => T): T => db.transaction(fn)()
 
@@ -111,7 +122,6 @@ export function buildServices(config: Config, clock: Clock): Services {
   })
 
   // The control plane.
-  const fixtures = loadFixtures(config.fixtures)
   const agentData = new AgentDataRepository(db)
   const workspaces = new WorkspaceRepository(db, agentData)
   const providers = new OAuthProviderRepository(db, clock)
@@ -124,7 +134,6 @@ export function buildServices(config: Config, clock: Clock): Services {
 
   // The agent server. Shutdown stops runs (they end interrupted) before their streams are ended:
   // a stream writes its run's last events and ends; one whose client stopped reading is cut.
-  const engine = createEngine(join(config.fixtures, 'graphs'), { clock })
   const assistants = new AssistantRepository(db, clock)
   const threads = new ThreadRepository(db, clock)
   const runs = new RunRepository(db, clock)

@@ -1,21 +1,56 @@
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import Database from 'better-sqlite3'
+import { takeDatabaseLock, type DatabaseLock } from './database-lock.js'
 import { migrate } from './migrations.js'
 
 export type Db = Database.Database
+
+/** A database file hangar cannot use; the message is one line naming the file and why. */
+export class DatabaseError extends Error {
+  override name = 'DatabaseError'
+}
+
+const LOCK = Symbol('the lock held while this database is open')
+type LockedDb = Db & { [LOCK]?: DatabaseLock }
 
 /**
  * Opens (creating when needed) hangar's SQLite database and brings its schema up to date.
  * WAL with synchronous=NORMAL: a committed transaction survives a crash of the process (the
  * durability hangar promises — "nothing acknowledged is lost"); only a power cut could lose the
  * last commits, which an emulator does not need to guard against at the cost of an fsync per write.
+ * A file another hangar has open is refused (database-lock.ts), as is one that is not a SQLite
+ * database or was written by a newer hangar: each throws a DatabaseError.
  */
 export function openDatabase(path: string): Db {
-  const memory = path === ':memory:'
-  if (!memory) mkdirSync(dirname(resolve(path)), { recursive: true })
-  const db = new Database(path)
-  if (!memory) db.pragma('journal_mode = WAL')
+  if (path === ':memory:') return prepare(new Database(path))
+  createDirectories(path)
+  let lock: DatabaseLock | undefined
+  let db: Db | undefined
+  try {
+    db = new Database(path)
+    // Reads the file's header: a file that is not a database fails here, before a lock file is made beside it.
+    db.pragma('schema_version')
+    const taken = takeDatabaseLock(path)
+    if ('heldBy' in taken) throw new DatabaseError(`the database ${path} is in use by ${holder(taken.heldBy)}`)
+    lock = taken
+    db.pragma('journal_mode = WAL')
+    const ready = prepare(db) as LockedDb
+    ready[LOCK] = lock
+    return ready
+  } catch (error) {
+    db?.close()
+    lock?.release()
+    throw error instanceof DatabaseError ? error : new DatabaseError(problem(path, error))
+  }
+}
+
+const holder = (pid: number | undefined): string =>
+  pid === undefined ? 'another hangar'
+    : pid === process.pid ? `another hangar in this process (pid ${pid}): close that one first`
+      : `another hangar (pid ${pid})`
+
+function prepare(db: Db): Db {
   db.pragma('synchronous = NORMAL')
   db.pragma('busy_timeout = 5000')
   db.pragma('foreign_keys = ON')
@@ -23,12 +58,64 @@ export function openDatabase(path: string): Db {
   return db
 }
 
+/** One line on why the database at `path` cannot be used. */
+function problem(path: string, error: unknown): string {
+  if ((error as { code?: string }).code === 'SQLITE_NOTADB') {
+    return `the database ${path} is not a SQLite database (give a new file name to start an empty one)`
+  }
+  const message = (error as Error).message.split('\n')[0]
+  // migrate()'s refusal: "the database was written by a newer hangar (schema N; this one knows M)"
+  if (message.startsWith('the database ')) return `the database ${path}${message.slice('the database'.length)}: start that hangar, or give this one another file`
+  return `the database ${path}: ${message}`
+}
+
+/**
+ * Creates the directories the database file needs, one at a time. Not `mkdirSync(…, {recursive})`:
+ * where a parent exists but cannot hold the child (a path under /proc, a dangling symlink), it
+ * answers ENOENT forever and node's recursive walk retries without end, at full CPU.
+ */
+function createDirectories(path: string): void {
+  const missing: string[] = []
+  let dir = dirname(resolve(path))
+  for (;;) {
+    const stat = statOf(dir)
+    if (stat?.isDirectory()) break
+    if (stat) throw new DatabaseError(`the database ${path}: ${dir} is not a directory`)
+    if (dirname(dir) === dir) break
+    missing.unshift(dir)
+    dir = dirname(dir)
+  }
+  for (const each of missing) {
+    try {
+      mkdirSync(each)
+    } catch (error) {
+      throw new DatabaseError(`the database ${path}: cannot create the directory ${each} (${reason(error)})`)
+    }
+  }
+  if (statOf(resolve(path))?.isDirectory()) throw new DatabaseError(`the database ${path}: it is a directory, not a file`)
+}
+
+/** The stat of `path`, or undefined when there is nothing there (or a parent is not a directory). */
+function statOf(path: string) {
+  try {
+    return statSync(path)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined
+    throw new DatabaseError(`cannot read ${path} (${reason(error)})`)
+  }
+}
+
+/** "no such file or directory" out of node's "ENOENT: no such file or directory, mkdir '/x'". */
+const reason = (error: unknown): string => /^[A-Z]+: (.*?), \w+ '/.exec((error as Error).message)?.[1] ?? (error as Error).message
+
 /** The store keeps instants as epoch milliseconds; the API shows them as ISO 8601 (UTC). */
 export const iso = (ms: number) => new Date(ms).toISOString()
 
-/** Checkpoints the WAL into the main file and closes the connection. */
+/** Checkpoints the WAL into the main file, closes the connection and lets another hangar open the file. */
 export function closeDatabase(db: Db) {
   if (!db.open) return
   if (!db.memory) db.pragma('wal_checkpoint(TRUNCATE)')
   db.close()
+  ;(db as LockedDb)[LOCK]?.release()
 }
