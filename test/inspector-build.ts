@@ -7,6 +7,7 @@ import { execFile } from 'node:child_process'
 import { mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
+import { childEnv } from './server-process.js'
 
 const ROOT = new URL('..', import.meta.url).pathname
 
@@ -15,7 +16,7 @@ export async function buildInspector(): Promise<void> {
   await mkdir(join(ROOT, 'dist/ui'), { recursive: true })
   const staging = await mkdtemp(join(ROOT, 'dist/.ui-build-'))
   try {
-    await promisify(execFile)(process.execPath, [tsc, '-p', 'tsconfig.ui.json', '--outDir', staging], { cwd: ROOT })
+    await promisify(execFile)(process.execPath, [tsc, '-p', 'tsconfig.ui.json', '--outDir', staging], { cwd: ROOT, env: childEnv() })
     for (const name of await readdir(staging)) await rename(join(staging, name), join(ROOT, 'dist/ui', name))
   } finally {
     await rm(staging, { recursive: true, force: true })
