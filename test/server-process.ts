@@ -60,12 +60,14 @@ export interface ServerProcess {
 /**
  * The environment for a child process: this one's, without what tap adds to NODE_OPTIONS for the
  * test processes (its process-info hook, which records every node process started below it and
- * costs about a second per start). What the children run lies outside the project (a compiled copy,
- * a rehearsal's clean directory), so their coverage would not be counted anyway.
+ * costs about a second per start) and without NODE_V8_COVERAGE (`npm run coverage`). What the
+ * children run lies outside the project (a compiled copy, a rehearsal's clean directory), so their
+ * coverage would not be counted anyway.
  */
 export function childEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const options = (process.env.NODE_OPTIONS ?? '').split(/\s+/).filter((option) => option !== '' && !option.includes('@tapjs/'))
-  return { ...process.env, NODE_OPTIONS: options.join(' '), ...extra }
+  const { NODE_V8_COVERAGE: _coverage, ...env } = process.env
+  return { ...env, NODE_OPTIONS: options.join(' '), ...extra }
 }
 
 /** Starts `node <server> ...args` with stdout and stderr piped. */
