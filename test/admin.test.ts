@@ -1,6 +1,6 @@
 import t from 'tap'
-import { clientFor, githubDeployment, makeApp, START, TENANT_A, TENANT_B } from './helpers.js'
-import { completeFlow, someoneWaitsOn } from './oauth-helpers.js'
+import { clientFor, githubDeployment, makeApp, someoneWaitsOn, START, TENANT_A, TENANT_B } from './helpers.js'
+import { completeFlow } from './oauth-helpers.js'
 
 t.test('the clock can be read, advanced, set, frozen and let run', async (t) => {
   const { api, clock } = await makeApp(t)

@@ -5,6 +5,7 @@ import { FixtureError } from '../src/fixtures.js'
 import { interruptId, taskId } from '../src/agent/checkpoints.js'
 import { createEngine, GraphError } from '../src/agent/engine.js'
 import type { CheckpointRecord, EngineOutput, GraphEngine, PausedAt, RunRequest } from '../src/agent/types.js'
+import { turn, until, waitsOnClock } from './helpers.js'
 
 const GRAPHS = join(import.meta.dirname, '..', 'fixtures', 'graphs')
 const IDS = {
@@ -51,8 +52,6 @@ function request(clock: Clock, over: Partial<RunRequest> = {}): RunRequest {
   }
 }
 
-const tick = () => new Promise((resolve) => setImmediate(resolve))
-
 /** Runs the generator to its end, moving the clock by `step` ms whenever the run waits on it. */
 async function drive(clock: Clock, outputs: AsyncIterable<EngineOutput>, step = 50): Promise<Timed[]> {
   const start = clock.now()
@@ -62,7 +61,7 @@ async function drive(clock: Clock, outputs: AsyncIterable<EngineOutput>, step = 
     let settled = false
     const next = iterator.next().finally(() => (settled = true))
     for (let guard = 0; !settled; guard++) {
-      await tick()
+      await turn()
       if (settled) break
       if (clock.listenerCount('change') === 0 || guard > 100_000) throw new Error('the run waits on something other than the clock')
       clock.advance(step)
@@ -279,7 +278,7 @@ t.test('nothing happens before the clock reaches a node\'s delay', async (t) => 
   let pending = iterator.next()
   const collect = async () => {
     for (;;) {
-      const raced = await Promise.race([pending, tick().then(() => 'waiting' as const)])
+      const raced = await Promise.race([pending, turn().then(() => 'waiting' as const)])
       if (raced === 'waiting') return
       if (raced.done) return
       seen.push(raced.value.kind === 'emit' ? raced.value.event : raced.value.kind)
@@ -541,7 +540,7 @@ t.test('an abort while a node waits stops the run at once', async (t) => {
       outputs.push(output.kind)
     }
   })()
-  while (clock.listenerCount('change') === 0) await tick()
+  await until(() => waitsOnClock(clock), 'the pipeline waits on the clock')
   controller.abort(new Error('cancelled'))
   await running
   t.same(outputs, ['checkpoint', 'checkpoint', 'emit'], 'nothing after the abort, and no done')

@@ -4,8 +4,7 @@
 import t, { type Test } from 'tap'
 import { Client } from '@langchain/langgraph-sdk'
 import type { Config } from '../src/config.js'
-import { serveApp } from './helpers.js'
-import { runClockUntil, someoneWaitsOn } from './oauth-helpers.js'
+import { runClockUntil, serveApp, someoneWaitsOn } from './helpers.js'
 
 async function serve(t: Test, config: Partial<Config> = {}) {
   const { app, clock, base: apiUrl } = await serveApp(t, config)
@@ -82,7 +81,7 @@ t.test('a background run can be joined live from its start, and waited on', asyn
   await waiting
   const joined = collect(client.runs.joinStream(thread.thread_id, run.run_id)) as Promise<Part[]>
   const result = client.runs.join(thread.thread_id, run.run_id)
-  await runClockUntil(clock, async () => (await client.runs.get(thread.thread_id, run.run_id)).status === 'success')
+  await runClockUntil(clock, async () => (await client.runs.get(thread.thread_id, run.run_id)).status === 'success', 'the background run succeeds')
   const parts = await joined
   t.equal(parts[0].event, 'metadata', 'joined from the start: nothing was missed')
   t.same(parts.filter((p) => p.event === 'custom').length, 3, 'one progress event per node')
@@ -228,7 +227,7 @@ t.test('a client that disconnects mid-run does not stop it; its log is complete 
   controller.abort()
   await reading
   const [run] = await client.runs.list(thread.thread_id)
-  await runClockUntil(clock, async () => (await client.runs.get(thread.thread_id, run.run_id)).status !== 'running')
+  await runClockUntil(clock, async () => (await client.runs.get(thread.thread_id, run.run_id)).status !== 'running', 'the run stops running')
   t.equal((await client.runs.get(thread.thread_id, run.run_id)).status, 'success', 'the run finished without its reader')
   const log = await collect(client.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: '-1' })) as Part[]
   t.equal(log[0].event, 'metadata')

@@ -1,8 +1,6 @@
 import t from 'tap'
-import { buildApp } from '../src/app.js'
-import { Clock } from '../src/clock.js'
-import { clientFor, makeApp, START, TENANT_A, TENANT_B } from './helpers.js'
-import { completeFlow, consent, pathOf, someoneWaitsOn } from './oauth-helpers.js'
+import { clientFor, makeApp, serveApp, someoneWaitsOn, TENANT_A, TENANT_B, turn } from './helpers.js'
+import { completeFlow, consent, pathOf } from './oauth-helpers.js'
 
 t.test('authenticate starts a pending flow whose URL is hangar\'s consent screen, with a real OAuth query', async (t) => {
   const { api } = await makeApp(t)
@@ -141,7 +139,7 @@ t.test('wait answers timeout once the timeout has passed on the clock, not befor
   const pending = api.get(`/v2/auth/wait/${started.auth_id}?timeout=30`).then((res) => ((answered = true), res))
   await waiting
   clock.advance(29_999)
-  await new Promise((resolve) => setImmediate(resolve))
+  await turn()
   t.equal(answered, false, 'still waiting at 29.999 s')
   clock.advance(1)
   t.same((await pending).body, { status: 'timeout', token: null })
@@ -221,11 +219,7 @@ t.test('authenticate: an unknown provider is 404, an unknown token_id is 404, a 
 })
 
 t.test('over real HTTP, a plain GET of the URL (following redirects) completes the flow; URLs follow the Host', async (t) => {
-  const clock = Clock.manual(START)
-  const app = buildApp({ clock, config: { db: ':memory:', logLevel: 'silent' } })
-  t.teardown(() => app.close())
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+  const { base } = await serveApp(t)
   const headers = { 'x-api-key': 'k', 'content-type': 'application/json' }
   const started = await (await fetch(`${base}/v2/auth/authenticate`, { method: 'POST', headers, body: JSON.stringify({ provider: 'google', scopes: ['email'] }) })).json() as { url: string; auth_id: string }
   t.ok(started.url.startsWith(`${base}/_hangar/oauth/authorize?`), 'the URL points back at this server')

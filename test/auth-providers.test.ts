@@ -1,8 +1,7 @@
 import { join } from 'node:path'
 import { writeFileSync } from 'node:fs'
 import t from 'tap'
-import { buildApp } from '../src/app.js'
-import { clientFor, makeApp, TENANT_A, TENANT_B } from './helpers.js'
+import { buildTestApp, clientFor, makeApp, TENANT_A, TENANT_B } from './helpers.js'
 import { completeFlow } from './oauth-helpers.js'
 
 const REQUIRED = [
@@ -123,9 +122,9 @@ t.test('custom fixtures are seeded through the same code; an invalid fixture sto
   t.same((await api.get('/v2/auth/providers')).body.map((p: any) => p.provider_id), ['acme-sso'])
 
   const broken = t.testdir({ 'oauth-providers.json': JSON.stringify([{ provider_id: 'x', name: 'X' }]) })
-  t.throws(() => buildApp({ config: { db: ':memory:', logLevel: 'silent', fixtures: broken } }), {
+  t.throws(() => buildTestApp({ config: { fixtures: broken } }), {
     message: `fixture ${join(broken, 'oauth-providers.json')}: [0].client_id: Field required`,
   })
   writeFileSync(join(broken, 'oauth-providers.json'), '{not json')
-  t.throws(() => buildApp({ config: { db: ':memory:', logLevel: 'silent', fixtures: broken } }), /oauth-providers\.json: .*JSON/)
+  t.throws(() => buildTestApp({ config: { fixtures: broken } }), /oauth-providers\.json: .*JSON/)
 })

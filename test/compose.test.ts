@@ -8,6 +8,7 @@ import t from 'tap'
 import { parse } from 'yaml'
 import { SETTINGS } from '../src/config.js'
 import { startHangar } from '../src/index.js'
+import { childEnv } from './server-process.js'
 
 const compose = parse(readFileSync(new URL('../compose.yaml', import.meta.url), 'utf8'))
 const dockerfile = readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8')
@@ -35,7 +36,7 @@ t.test('the healthcheck command passes against a running hangar and fails withou
   const port = new URL(hangar.url).port
   // Run asynchronously: the hangar that answers lives in this very process.
   const check = async () => {
-    const child = spawn('sh', ['-c', shell], { env: { ...process.env, PORT: port }, stdio: 'ignore' })
+    const child = spawn('sh', ['-c', shell], { env: childEnv({ PORT: port }), stdio: 'ignore' })
     const [code] = await once(child, 'exit')
     return code
   }

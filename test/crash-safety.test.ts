@@ -27,17 +27,16 @@
 // seed; which requests were in flight at the kill depends on scheduling, so a rerun is close to, not
 // exactly, the same run.
 
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { once } from 'node:events'
 import { join } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 import Database from 'better-sqlite3'
 import t from 'tap'
+import { compiledServer, readyUrl, startServer } from './server-process.js'
 
-const SERVER = new URL('../src/server.ts', import.meta.url).pathname
-// The TypeScript entry point, run with the loader tap uses for the tests (as test/server.test.ts does).
-const NODE_ARGS = ['--no-warnings', '--import=@tapjs/typescript/import', SERVER]
+/** src/ compiled to JavaScript, run as `npm start` runs dist/server.js (see server-process.ts). */
+const SERVER = await compiledServer(t)
 const HEADERS = { 'x-api-key': 'crash-safety', 'content-type': 'application/json' }
 const GITHUB_INTEGRATION = '6f1a0c1e-1b43-4a9a-9f57-2f5f7f2d9a10'
 const SUITE = 'crash-safety'
@@ -72,32 +71,8 @@ interface Child {
 
 /** Starts hangar on `db` and resolves once it logs its ready line (rejects if it exits first). */
 async function startHangar(db: string): Promise<Child> {
-  const child = spawn(process.execPath, [...NODE_ARGS, '--port', '0', '--db', db, '--log-format', 'json'], {
-    env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let stderr = ''
-  child.stderr!.on('data', (chunk) => (stderr += chunk))
-  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>
-  const url = await new Promise<string>((resolve, reject) => {
-    let partial = ''
-    let ready = false
-    // Keep reading stdout after the ready line too: a full pipe would block the child's logger.
-    child.stdout!.on('data', (chunk) => {
-      if (ready) return
-      const lines = (partial + chunk).split('\n')
-      partial = lines.pop()!
-      for (const line of lines) {
-        const match = /"msg":"hangar listening on (http:\/\/[^"]+)"/.exec(line)
-        if (match) {
-          ready = true
-          resolve(match[1])
-        }
-      }
-    })
-    void exited.then(([code, signal]) => reject(new Error(`hangar exited (${code ?? signal}) before it was ready; stderr:\n${stderr}`)))
-  })
-  return { process: child, url, exited, stderr: () => stderr }
+  const { child, exited, stderr } = startServer(SERVER, ['--port', '0', '--db', db, '--log-format', 'json'])
+  return { process: child, url: await readyUrl(child, stderr), exited, stderr }
 }
 
 interface Answer {

@@ -6,8 +6,7 @@
 import t, { type Test } from 'tap'
 import { Client } from '@langchain/langgraph-sdk'
 import { Client as LangSmith } from 'langsmith'
-import { githubDeployment, serveApp, TENANT_A, TENANT_B } from './helpers.js'
-import { runClockUntil } from './oauth-helpers.js'
+import { githubDeployment, runClockUntil, serveApp, TENANT_A, TENANT_B } from './helpers.js'
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}'
 
@@ -163,7 +162,7 @@ t.test('resetting a workspace stops the runs in flight on its deployments; other
   t.equal(reset.status, 204)
   t.equal((await call('GET', `/v2/deployments/${mine.id}`)).status, 404, 'workspace A\'s deployment is gone')
   const statusOfB = async () => (await sdk(theirs.url).runs.get(b.thread.thread_id, b.run.run_id)).status
-  await runClockUntil(clock, async () => (await statusOfB()) === 'success')
+  await runClockUntil(clock, async () => (await statusOfB()) === 'success', "workspace B's run succeeds")
   t.equal(await statusOfB(), 'success', 'workspace B\'s run went on to the end')
   const state = await (await fetch(`${base}/_hangar/state`)).json() as { tables: Record<string, { run_id?: string }[]> }
   t.same(state.tables.runs.filter((r) => r.run_id === a.run.run_id), [], 'workspace A\'s run is gone with its deployment')

@@ -4,7 +4,7 @@
 import t from 'tap'
 import { Client } from '@langchain/langgraph-sdk'
 import { startHangar, waitForRevision } from '../src/index.js'
-import { githubDeployment, makeApp, serveApp, TENANT_A } from './helpers.js'
+import { githubDeployment, makeApp, serveApp, settlesWithin, TENANT_A, until, waitsOnClock } from './helpers.js'
 
 const post = (base: string, path: string, body: unknown, headers: Record<string, string> = {}) =>
   fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) })
@@ -41,10 +41,7 @@ t.test('on_disconnect "cancel": a cut stream cancels its run, as a client that l
   await t.rejects(response.text(), 'the body breaks off: a network error, not a clean end')
   const client = new Client({ apiUrl: base, apiKey: 'k' })
   let runs = await client.runs.list(thread.thread_id)
-  for (let turn = 0; turn < 200 && runs[0]?.status !== 'interrupted'; turn++) {
-    await new Promise((resolve) => setImmediate(resolve))
-    runs = await client.runs.list(thread.thread_id)
-  }
+  await until(async () => (runs = await client.runs.list(thread.thread_id))[0]?.status === 'interrupted', 'the run is interrupted', 200)
   t.equal(runs[0].status, 'interrupted')
   clock.advance(120_000)
   t.equal((await client.runs.get(thread.thread_id, runs[0].run_id)).status, 'interrupted', 'and it stays so')
@@ -53,14 +50,10 @@ t.test('on_disconnect "cancel": a cut stream cancels its run, as a client that l
 t.test('a latency on runs/wait holds the answer until the clock has moved that far', async (t) => {
   const { base, clock } = await serveApp(t)
   await post(base, '/_hangar/faults', { path: '/runs/wait', latency: { ms: 30_000 } })
-  let answered = false
   const pending = post(base, '/runs/wait', { assistant_id: 'agent', input: { messages: [{ role: 'user', content: 'hi' }] } }, { 'x-api-key': 'k' })
-    .then(async (r) => { answered = true; return r })
-  const waiting = () => clock.listenerCount('change') > 0
-  for (let turn = 0; turn < 500 && !waiting(); turn++) await new Promise((resolve) => setImmediate(resolve))
+  await until(() => waitsOnClock(clock), 'the latency waits on the clock', 500)
   clock.advance(29_999)
-  for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve))
-  t.equal(answered, false, 'one millisecond short: still held')
+  t.equal(await settlesWithin(pending), false, 'one millisecond short: still held')
   clock.advance(1)
   const response = await pending
   t.equal(response.status, 200)

@@ -3,22 +3,17 @@
 import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http'
 import t, { type Test } from 'tap'
 import type { FastifyPluginAsync } from 'fastify'
-import { buildApp } from '../src/app.js'
+import type { App } from '../src/app.js'
 import { Clock } from '../src/clock.js'
 import { FaultInjector, type FaultInput } from '../src/admin/faults.js'
 import { SseWriter } from '../src/sse/writer.js'
-import { clientFor, START, TENANT_A, TENANT_B } from './helpers.js'
+import { makeApp, serveApp, settlesWithin, START, TENANT_A, TENANT_B, until, type Client } from './helpers.js'
 
 /** hangar (optionally with test-only routes that see its fault injector), optionally listening. */
 async function faulted(t: Test, options: { routes?: (faults: FaultInjector) => FastifyPluginAsync; listen?: boolean } = {}) {
-  const clock = Clock.manual(START)
-  const app = buildApp({ clock, config: { db: ':memory:', logLevel: 'silent', heartbeatMs: 0 } })
+  const routes = options.routes && ((app: App) => options.routes!(app.emulator.faults))
+  const { app, clock, api } = options.listen ? await serveApp(t, {}, { routes }) : await makeApp(t, { config: { heartbeatMs: 0 }, routes })
   const { faults, journal } = app.emulator
-  if (options.routes) app.register(options.routes(faults))
-  t.teardown(() => app.close())
-  if (options.listen) await app.listen({ port: 0, host: '127.0.0.1' })
-  else await app.ready()
-  const api = clientFor(app)
   const addFault = async (rule: Record<string, unknown>) => {
     const res = await api.post('/_hangar/faults', rule)
     if (res.status !== 201) throw new Error(`fault not added: ${res.status} ${res.text}`)
@@ -27,21 +22,8 @@ async function faulted(t: Test, options: { routes?: (faults: FaultInjector) => F
   return { app, clock, faults, journal, api, addFault }
 }
 
-const statusOf = async (api: ReturnType<typeof clientFor>, method: string, url: string, headers?: Record<string, string>) =>
+const statusOf = async (api: Client, method: string, url: string, headers?: Record<string, string>) =>
   (await api.request(method, url, { headers, ...(method === 'POST' ? { body: {} } : {}) })).status
-
-/** Lets the event loop turn until `ready()` holds (server-side socket events take a few turns). */
-async function turnsUntil(ready: () => boolean) {
-  for (let i = 0; i < 1000 && !ready(); i++) await new Promise((resolve) => setImmediate(resolve))
-}
-
-/** Whether a promise has settled, after letting pending callbacks run. */
-async function settled(promise: Promise<unknown>) {
-  let done = false
-  void promise.then(() => (done = true), () => (done = true))
-  for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve))
-  return done
-}
 
 t.test("a fault answers its status with FastAPI's body, the reason phrase as detail", async (t) => {
   const { api, addFault } = await faulted(t)
@@ -152,9 +134,9 @@ t.test('a latency holds the request until the manual clock reaches it, not befor
   const { api, clock, addFault } = await faulted(t)
   await addFault({ path: '/v2/deployments', latency: { ms: 1000 } })
   const pending = api.get('/v2/deployments')
-  t.equal(await settled(pending), false, 'held')
+  t.equal(await settlesWithin(pending), false, 'held')
   clock.advance(999)
-  t.equal(await settled(pending), false, 'still held a millisecond before')
+  t.equal(await settlesWithin(pending), false, 'still held a millisecond before')
   clock.advance(1)
   t.equal((await pending).status, 200, 'then answered by the route')
 })
@@ -171,7 +153,7 @@ t.test('a latency with a status answers the status once the wait is over', async
   const { api, clock, addFault } = await faulted(t)
   await addFault({ path: '/v2/deployments', latency: { ms: 500 }, status: 504 })
   const pending = api.get('/v2/deployments')
-  t.equal(await settled(pending), false)
+  t.equal(await settlesWithin(pending), false)
   clock.advance(500)
   const res = await pending
   t.equal(res.status, 504)
@@ -307,10 +289,10 @@ t.test('a client that leaves during a latency ends the wait and is journaled as 
   const req = httpRequest({ port, path: '/v2/deployments', headers: { 'x-api-key': 'k' } })
   req.on('error', () => {})
   req.end()
-  await turnsUntil(() => clock.listenerCount('change') > before)
+  await until(() => clock.listenerCount('change') > before, 'the request waits on the clock')
   t.equal(clock.listenerCount('change'), before + 1, 'the request waits on the clock')
   req.destroy()
-  await turnsUntil(() => clock.listenerCount('change') === before && journal.size > 0)
+  await until(() => clock.listenerCount('change') === before && journal.size > 0, 'the wait ends and the request is journaled')
   t.equal(clock.listenerCount('change'), before, 'the wait is over')
   t.match(journal.list()[0], { path: '/v2/deployments', status: 499 })
 })
@@ -319,7 +301,7 @@ t.test('closing the app releases the requests a latency holds', async (t) => {
   const { app, addFault } = await faulted(t)
   await addFault({ path: '/v2/deployments', latency: { ms: 60_000 }, status: 503 })
   const pending = app.inject({ method: 'GET', url: '/v2/deployments', headers: { 'x-api-key': 'k' } })
-  t.equal(await settled(pending), false)
+  t.equal(await settlesWithin(pending), false)
   await app.close()
   t.equal((await pending).statusCode, 503)
 })

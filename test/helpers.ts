@@ -1,7 +1,11 @@
-// Builds hangar in-process for tests: :memory: SQLite (unless told otherwise), a frozen manual
-// clock, silent logs. Requests go through `app.inject`; `listen` gives a real server when a real
-// client matters.
+// What the tests share: hangar built in-process (:memory: SQLite unless told otherwise, a frozen
+// manual clock, silent logs), clients for it, request bodies, and bounded waits. Requests go through
+// `app.inject`; `serveApp` gives a real server when a real client matters. A wait never waits for
+// real time: it turns the event loop (or moves the manual clock) a bounded number of times and
+// fails with a message naming what never came.
 
+import type { EventEmitter } from 'node:events'
+import type { FastifyPluginAsync } from 'fastify'
 import type { Test } from 'tap'
 import { buildApp, type App } from '../src/app.js'
 import { Clock } from '../src/clock.js'
@@ -51,22 +55,44 @@ export function clientFor(app: App, defaults: Record<string, string> = { 'x-api-
   }
 }
 
-/** hangar on a real port (127.0.0.1, a free one), with a manual clock: for real HTTP clients. */
-export async function serveApp(t: Test, config: Partial<Config> = {}) {
-  const clock = Clock.manual(START)
-  const app = buildApp({ clock, config: { db: ':memory:', logLevel: 'silent', heartbeatMs: 0, ...config } })
-  t.teardown(() => app.close())
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  const port = (app.server.address() as { port: number }).port
-  return { app, clock, port, base: `http://127.0.0.1:${port}` }
+export interface TestAppOptions {
+  config?: Partial<Config>
+  /** Default: a manual clock frozen at START. */
+  clock?: Clock
+  /** Test-only routes, registered before the app is ready; they may use what `app` exposes (e.g. `app.emulator`). */
+  routes?: (app: App) => FastifyPluginAsync
 }
 
-export async function makeApp(t: Test, options: { config?: Partial<Config>; clock?: Clock } = {}) {
+/**
+ * hangar built for a test and nothing more: not ready, not listening, not closed for you. For tests
+ * that close and reopen a database, or that expect the build itself to fail; others use makeApp or serveApp.
+ */
+export function buildTestApp(options: Omit<TestAppOptions, 'routes'> = {}) {
   const clock = options.clock ?? Clock.manual(START)
   const app = buildApp({ clock, config: { db: ':memory:', logLevel: 'silent', ...options.config } })
-  t.teardown(() => app.close())
+  return { app, clock }
+}
+
+function registered(t: Test, options: TestAppOptions) {
+  const built = buildTestApp(options)
+  if (options.routes) built.app.register(options.routes(built.app))
+  t.teardown(() => built.app.close())
+  return built
+}
+
+/** hangar in-process, ready, closed when the test ends; `api` sends the API key on every request. */
+export async function makeApp(t: Test, options: TestAppOptions = {}) {
+  const { app, clock } = registered(t, options)
   await app.ready()
   return { app, clock, api: clientFor(app) }
+}
+
+/** hangar on a real port (127.0.0.1, a free one), with a manual clock and no heartbeats: for real HTTP clients. */
+export async function serveApp(t: Test, config: Partial<Config> = {}, options: Omit<TestAppOptions, 'config'> = {}) {
+  const { app, clock } = registered(t, { ...options, config: { heartbeatMs: 0, ...config } })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const port = (app.server.address() as { port: number }).port
+  return { app, clock, port, base: `http://127.0.0.1:${port}`, api: clientFor(app) }
 }
 
 /** What the official example client sends to create a GitHub deployment. */
@@ -106,11 +132,66 @@ export function dockerDeployment(overrides: Record<string, unknown> = {}) {
 /** One turn of the event loop. */
 export const turn = () => new Promise<void>((resolve) => setImmediate(resolve))
 
-/** Turns the event loop until `done()` holds (no real time is waited for, only I/O and callbacks). */
-export async function until(done: () => boolean, what: string, maxTurns = 20_000) {
+/** Lets `count` turns of the event loop pass: for checking that something has *not* happened. */
+export async function turns(count: number) {
+  for (let i = 0; i < count; i++) await turn()
+}
+
+/**
+ * Turns the event loop until `done()` holds (no real time is waited for, only I/O and callbacks);
+ * fails naming `what` when it still does not hold after `maxTurns` turns.
+ */
+export async function until(done: () => boolean | Promise<boolean>, what: string, maxTurns = 20_000) {
   for (let i = 0; i < maxTurns; i++) {
-    if (done()) return
+    if (await done()) return
     await turn()
   }
   throw new Error(`${what}: still not so after ${maxTurns} turns of the event loop`)
+}
+
+/** Whether `promise` has settled once `count` turns of the event loop have passed. */
+export async function settlesWithin(promise: Promise<unknown>, count = 20) {
+  let done = false
+  void promise.then(() => (done = true), () => (done = true))
+  await turns(count)
+  return done
+}
+
+/** Whether something (a long-poll, a graph's delay, a fault's latency) waits on the clock now. */
+export const waitsOnClock = (clock: Clock) => clock.listenerCount('change') > 0
+
+/**
+ * Resolves once something starts waiting on the clock (adds a 'change' listener: a long-poll or a
+ * delay has registered). Only 'change' counts: `events.once` would itself add an 'error' listener.
+ * Create it before the request that will wait, then await it.
+ */
+export function someoneWaitsOn(clock: Clock): Promise<void> {
+  const emitter = clock as unknown as EventEmitter
+  return new Promise((resolve) => {
+    const onNewListener = (event: string | symbol) => {
+      if (event !== 'change') return
+      emitter.off('newListener', onNewListener)
+      resolve()
+    }
+    emitter.on('newListener', onNewListener)
+  })
+}
+
+/**
+ * Lets emulated time pass until `finished()` holds: whenever something waits on the clock it is
+ * moved `stepMs` forward, and the event loop gets a turn between checks (no real time is waited);
+ * fails naming `what` when it still does not hold after `maxTurns` turns.
+ */
+export async function runClockUntil(
+  clock: Clock,
+  finished: () => boolean | Promise<boolean>,
+  what: string,
+  { stepMs = 1000, maxTurns = 10_000 } = {},
+) {
+  for (let i = 0; i < maxTurns; i++) {
+    if (await finished()) return
+    if (waitsOnClock(clock)) clock.advance(stepMs)
+    await turn()
+  }
+  throw new Error(`${what}: still not so after ${maxTurns} turns of the event loop and the clock`)
 }

@@ -42,6 +42,9 @@ t.teardown(async () => browser?.close())
 async function open(t: Test, hangar: RunningHangar): Promise<{ page: Page; errors: string[] }> {
   const context = await browser.newContext({ viewport: VIEWPORT })
   t.teardown(() => context.close())
+  // The tests' loader (tsx, esbuild's keepNames) wraps named inner functions in `__name(fn, "name")`;
+  // a function handed to page.evaluate carries those calls into the page, so the page gets the helper.
+  await context.addInitScript('globalThis.__name = (fn) => fn')
   const page = await context.newPage()
   page.setDefaultTimeout(WAIT_MS)
   const errors: string[] = []

@@ -38,7 +38,7 @@ t.test('the page, its style sheet and every script it imports are served with th
     t.equal(script.statusCode, 200, `${name} is served`)
     t.equal(script.headers['content-type'], 'text/javascript; charset=utf-8', `${name} is JavaScript`)
     t.equal(script.headers['cache-control'], 'no-cache')
-    for (const [, imported] of script.body.matchAll(/from '\.\/([a-z0-9-]+\.js)'/g)) pending.push(imported)
+    for (const [, imported] of script.body.matchAll(/from ['"]\.\/([a-z0-9-]+\.js)['"]/g)) pending.push(imported)
   }
   t.ok(seen.size >= 5, `the page's scripts: ${[...seen].join(', ')}`)
 })

@@ -3,22 +3,16 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http'
 import t, { type Test } from 'tap'
 import type { FastifyPluginAsync } from 'fastify'
-import { buildApp } from '../src/app.js'
-import { Clock } from '../src/clock.js'
 import { RequestJournal } from '../src/admin/journal.js'
 import { SseWriter } from '../src/sse/writer.js'
-import { clientFor, githubDeployment, START, TENANT_A, TENANT_B } from './helpers.js'
+import { githubDeployment, makeApp, serveApp, START, TENANT_A, TENANT_B, until } from './helpers.js'
 
 /** hangar (optionally with test-only routes), optionally listening. */
 async function journaled(t: Test, options: { capacity?: number; routes?: FastifyPluginAsync; listen?: boolean } = {}) {
-  const clock = Clock.manual(START)
-  const app = buildApp({ clock, config: { db: ':memory:', logLevel: 'silent', heartbeatMs: 0, journalSize: options.capacity ?? 1000 } })
+  const config = { heartbeatMs: 0, journalSize: options.capacity ?? 1000 }
+  const routes = options.routes && (() => options.routes!)
+  const { app, clock, api } = options.listen ? await serveApp(t, config, { routes }) : await makeApp(t, { config, routes })
   const { journal } = app.emulator
-  if (options.routes) app.register(options.routes)
-  t.teardown(() => app.close())
-  if (options.listen) await app.listen({ port: 0, host: '127.0.0.1' })
-  else await app.ready()
-  const api = clientFor(app)
   const entries = async (query = '') => (await api.get(`/_hangar/requests${query}`)).body.requests as any[]
   return { app, clock, journal, api, entries }
 }
@@ -33,11 +27,6 @@ const eventStream: FastifyPluginAsync = async (app) => {
     if (query.open) await new Promise((resolve) => writer.signal.addEventListener('abort', resolve))
     writer.close()
   })
-}
-
-/** Lets the event loop turn until `ready()` holds (server-side socket events take a few turns). */
-async function turnsUntil(ready: () => boolean) {
-  for (let i = 0; i < 1000 && !ready(); i++) await new Promise((resolve) => setImmediate(resolve))
 }
 
 t.test('a request is recorded with its method, path, query, status, clock time, workspace and latency', async (t) => {
@@ -247,7 +236,7 @@ t.test('a stream the client leaves is recorded with status 200 when the connecti
   await new Promise((resolve) => res.once('data', resolve))
   t.equal(journal.size, 0, 'not recorded while the stream is open')
   req.destroy()
-  await turnsUntil(() => journal.size > 0)
+  await until(() => journal.size > 0, 'the stream is journaled once its client left')
   const [entry] = journal.list()
   t.match(entry, { method: 'GET', path: '/test/events', query: 'count=1&open=1', status: 200 })
 })

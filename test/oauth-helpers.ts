@@ -1,8 +1,6 @@
-// Driving the simulated OAuth flow as a client and its user's browser would, and the clock.
+// Driving the simulated OAuth flow as a client and its user's browser would.
 
-import type { EventEmitter } from 'node:events'
 import type { App } from '../src/app.js'
-import type { Clock } from '../src/clock.js'
 import type { Client } from './helpers.js'
 
 /** The path and query of an absolute URL hangar handed out, for app.inject. */
@@ -28,33 +26,4 @@ export async function completeFlow(app: App, api: Client, provider: string, opti
   if (callback.statusCode !== 200) throw new Error(`callback failed: ${callback.body}`)
   const done = (await api.get(`/v2/auth/wait/${started.body.auth_id}?timeout=0`)).body
   return { authId: started.body.auth_id as string, tokenId: callback.json().token_id as string, token: done.token as string }
-}
-
-/**
- * Resolves once something starts waiting on the clock (adds a 'change' listener: a long-poll or a
- * delay has registered). Only 'change' counts: `events.once` would itself add an 'error' listener.
- */
-export function someoneWaitsOn(clock: Clock): Promise<void> {
-  const emitter = clock as unknown as EventEmitter
-  return new Promise((resolve) => {
-    const onNewListener = (event: string | symbol) => {
-      if (event !== 'change') return
-      emitter.off('newListener', onNewListener)
-      resolve()
-    }
-    emitter.on('newListener', onNewListener)
-  })
-}
-
-/**
- * Lets emulated time pass until `finished()` holds: whenever something waits on the clock it is
- * moved `stepMs` forward, and the event loop gets a turn between checks (no real time is waited).
- */
-export async function runClockUntil(clock: Clock, finished: () => boolean | Promise<boolean>, stepMs = 1000, maxTurns = 10_000) {
-  for (let turn = 0; turn < maxTurns; turn++) {
-    if (await finished()) return
-    if (clock.listenerCount('change') > 0) clock.advance(stepMs)
-    await new Promise((resolve) => setImmediate(resolve))
-  }
-  throw new Error('the condition never held')
 }

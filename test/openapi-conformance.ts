@@ -13,12 +13,20 @@ import addFormatsModule from 'ajv-formats'
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void
 
-/** The reference material lives beside the project (`../shared/reference`), or where HANGAR_REFERENCE_DIR says. */
-export const REFERENCE_DIR = process.env.HANGAR_REFERENCE_DIR ?? fileURLToPath(new URL('../../shared/reference', import.meta.url))
-export const SPEC_PATH = join(REFERENCE_DIR, 'control-plane-openapi.json')
-export const SPEC_FOUND = existsSync(SPEC_PATH)
+/** The reference documents are part of the repository (test/reference/README.md says where each comes from). */
+export const REFERENCE_DIR = fileURLToPath(new URL('./reference/', import.meta.url))
 
-const spec = SPEC_FOUND ? JSON.parse(readFileSync(SPEC_PATH, 'utf8')) : { paths: {}, components: {} }
+/** Reads one reference document, or fails with a message that says what is missing and how to get it back. */
+export function readReference(name: string): any {
+  const path = join(REFERENCE_DIR, name)
+  if (!existsSync(path)) {
+    throw new Error(`${path} is missing: the reference documents are part of the repository (see test/reference/README.md); restore it with \`git checkout -- test/reference\``)
+  }
+  return JSON.parse(readFileSync(path, 'utf8'))
+}
+
+const SPEC_NAME = 'control-plane-openapi.json'
+const spec = readReference(SPEC_NAME)
 const ajv = new Ajv2020({ strict: false, allErrors: true })
 addFormats(ajv)
 ajv.addSchema({ ...spec, $id: 'spec.json' })
@@ -147,6 +155,7 @@ export function documentedStatuses(tag: string): string[] {
       for (const status of statuses) keys.push(`${method.toUpperCase()} ${path} ${status}`)
     }
   }
+  if (keys.length === 0) throw new Error(`no operation of ${SPEC_NAME} has the tag "${tag}"`)
   if (tag === 'Deployments (v2)') {
     for (const [path, operations] of Object.entries(EXTRA_OPERATIONS)) {
       for (const [method, statuses] of Object.entries(operations)) {

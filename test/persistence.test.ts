@@ -3,16 +3,13 @@ import { existsSync } from 'node:fs'
 import { mock } from 'node:test'
 import t from 'tap'
 import Database from 'better-sqlite3'
-import { buildApp } from '../src/app.js'
-import { Clock } from '../src/clock.js'
 import { MIGRATIONS } from '../src/store/migrations.js'
-import { clientFor, githubDeployment, makeApp, START } from './helpers.js'
+import { buildTestApp, clientFor, githubDeployment, makeApp, START } from './helpers.js'
 
 t.test('state survives a restart with a file database, and revisions resume their progression', async (t) => {
   const dir = t.testdir()
   const db = join(dir, 'nested', 'hangar.db')
-  const clock = Clock.manual(START)
-  const first = buildApp({ clock, config: { db, logLevel: 'silent' } })
+  const { app: first, clock } = buildTestApp({ config: { db } })
   await first.ready()
   const api = clientFor(first)
   const d = (await api.post('/v2/deployments', githubDeployment())).body
@@ -23,7 +20,7 @@ t.test('state survives a restart with a file database, and revisions resume thei
   t.ok(existsSync(db), 'the directory was created on demand')
 
   clock.advance(60_000)
-  const second = buildApp({ clock, config: { db, logLevel: 'silent' } })
+  const { app: second } = buildTestApp({ clock, config: { db } })
   t.teardown(() => second.close())
   await second.ready()
   const again = clientFor(second)
@@ -37,14 +34,13 @@ t.test('state survives a restart with a file database, and revisions resume thei
 
 t.test('the schema is versioned: a database gets every migration once', async (t) => {
   const db = join(t.testdir(), 'v.db')
-  const app = buildApp({ config: { db, logLevel: 'silent' } })
-  await app.close()
+  await buildTestApp({ config: { db } }).app.close()
   const raw = new Database(db)
   t.teardown(() => raw.close())
   t.equal(raw.pragma('user_version', { simple: true }), MIGRATIONS.length)
   t.equal(raw.pragma('journal_mode', { simple: true }), 'wal')
   raw.pragma(`user_version = ${MIGRATIONS.length + 1}`)
-  t.throws(() => buildApp({ config: { db, logLevel: 'silent' } }), /written by a newer hangar/, 'a newer schema is refused, not damaged')
+  t.throws(() => buildTestApp({ config: { db } }), /written by a newer hangar/, 'a newer schema is refused, not damaged')
 })
 
 t.test('the ticker writes due transitions to the store while nobody reads', async (t) => {

@@ -1,38 +1,18 @@
 // The process itself (src/server.ts), spawned as `npm start` would run it: settings, the ready
 // line, the default database file, graceful shutdown.
 
-import { spawn } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { once } from 'node:events'
 import { createInterface } from 'node:readline'
 import t from 'tap'
 import { VERSION } from '../src/version.js'
+import { compiledServer, readyUrl, startServer } from './server-process.js'
 
 const SERVER = new URL('../src/server.ts', import.meta.url).pathname
-// Run the TypeScript entry point with the same loader tap uses for the tests.
-const NODE_ARGS = ['--no-warnings', '--import=@tapjs/typescript/import', SERVER]
+/** src/ compiled to JavaScript, run as `npm start` runs dist/server.js (see server-process.ts). */
+const COMPILED = await compiledServer(t)
 
-function start(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
-  const child = spawn(process.execPath, [...NODE_ARGS, ...args], {
-    cwd: options.cwd ?? process.cwd(),
-    env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1', ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let stderr = ''
-  child.stderr.on('data', (chunk) => (stderr += chunk))
-  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>
-  return { child, exited, stderr: () => stderr }
-}
-
-/** Resolves with the URL from the `hangar listening on …` log line. */
-async function readyUrl(child: ReturnType<typeof spawn>): Promise<string> {
-  for await (const line of createInterface({ input: child.stdout! })) {
-    const match = /"msg":"hangar listening on (http:\/\/[^"]+)"/.exec(line)
-    if (match) return match[1]
-  }
-  throw new Error('the server exited before it was ready')
-}
+const start = (args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) => startServer(COMPILED, args, options)
 
 t.test('an invalid setting stops start-up with one line naming it', async (t) => {
   const { exited, stderr } = start(['--port', 'abc'])
@@ -140,7 +120,11 @@ t.test('SIGTERM with a run streaming: the stream ends cleanly, the run is stored
   const reader = response.body!.getReader()
   const decoder = new TextDecoder()
   let text = ''
-  while (!text.includes('event: metadata')) text += decoder.decode((await reader.read()).value, { stream: true })
+  while (!text.includes('event: metadata')) {
+    const { done, value } = await reader.read()
+    if (done) throw new Error(`the stream ended before its metadata event: ${text}`)
+    text += decoder.decode(value, { stream: true })
+  }
   const runId = /"run_id":"([^"]+)"/.exec(text)![1]
 
   first.child.kill('SIGTERM')

@@ -5,7 +5,7 @@ import { mock } from 'node:test'
 import t, { type Test } from 'tap'
 import type { Config } from '../src/config.js'
 import { frame, HEARTBEAT } from '../src/sse/writer.js'
-import { serveApp } from './helpers.js'
+import { runClockUntil, serveApp, until, waitsOnClock } from './helpers.js'
 
 const serve = (t: Test, config: Partial<Config> = {}) => serveApp(t, config)
 
@@ -90,14 +90,8 @@ t.test('heartbeat comments go out on the interval while a run waits', async (t) 
   })
   // the pipeline waits on the clock; heartbeats flow meanwhile; then let it finish
   const clock = app.clock
-  while (chunks.filter((c) => c === HEARTBEAT).length < 2) await new Promise((r) => setImmediate(r))
-  const waitNoMore = async () => {
-    while (clock.listenerCount('change') > 0 || !chunks.join('').includes('"progress":100')) {
-      if (clock.listenerCount('change') > 0) clock.advance(1000)
-      await new Promise((r) => setImmediate(r))
-    }
-  }
-  await waitNoMore()
+  await until(() => chunks.filter((c) => c === HEARTBEAT).length >= 2, 'two heartbeat comments arrive while the run waits')
+  await runClockUntil(clock, () => !waitsOnClock(clock) && chunks.join('').includes('"progress":100'), 'the pipeline reports progress 100 and stops waiting on the clock')
   await done
   t.equal(chunks.filter((c) => c === HEARTBEAT).length, 2, 'one comment per interval')
   t.equal(HEARTBEAT, ': heartbeat\n\n')

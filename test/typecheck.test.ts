@@ -5,6 +5,7 @@
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import t from 'tap'
+import { childEnv } from './server-process.js'
 
 const PROGRAMS = [
   ['tsconfig.json', 'the project type-checks'],
@@ -16,6 +17,7 @@ for (const [project, name] of PROGRAMS) {
     const tsc = new URL('../node_modules/typescript/bin/tsc', import.meta.url).pathname
     const result = await promisify(execFile)(process.execPath, [tsc, '-p', project, '--noEmit', '--pretty', 'false'], {
       cwd: new URL('..', import.meta.url).pathname,
+      env: childEnv(),
     }).then(
       () => ({ code: 0, output: '' }),
       (error: { code: number; stdout: string }) => ({ code: error.code, output: error.stdout }),

@@ -1,5 +1,5 @@
 // Deployments (v2): request and response schemas, field for field as in the real service's OpenAPI
-// document (`../shared/reference/control-plane-openapi.json`), in the same property order.
+// document (`test/reference/control-plane-openapi.json`), in the same property order.
 
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import { RevisionStatus } from '../lifecycle/revisions.js'

@@ -1,4 +1,4 @@
-// Feedback (the tracing service's subset in ../shared/reference/feedback-openapi.json): presigned
+// Feedback (the tracing service's subset in test/reference/feedback-openapi.json): presigned
 // tokens, submissions with a token, feedback records, and the run's trace.
 
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
