@@ -7,7 +7,7 @@ import { createEngine } from './agent/engine.js'
 import { DEPLOYED_AGENT_PREFIX } from './agent/paths.js'
 import { RunManager } from './agent/runs.js'
 import { seedSystemAssistants } from './agent/system-assistants.js'
-import { adminAuth, agentServerAuth, controlPlaneAuth } from './auth.js'
+import { adminAuth, adminSecurity, agentServerAuth, agentServerSecurity, controlPlaneAuth, controlPlaneSecurity, securitySchemes } from './auth.js'
 import { EventBus } from './admin/bus.js'
 import { EmulatorControls } from './admin/controls.js'
 import { FaultInjector, installFaults } from './admin/faults.js'
@@ -36,7 +36,7 @@ import { inspectorRoutes } from './routes/inspector.js'
 import { integrationRoutes } from './routes/integrations.js'
 import { listenerRoutes } from './routes/listeners.js'
 import { oauthCallbackRoutes, oauthConsentRoutes } from './routes/oauth-browser.js'
-import { leaveOutOfDocs, openapiDocument, openapiRoute } from './routes/openapi.js'
+import { declareSecurity, leaveOutOfDocs, openapiDocument, openapiRoute } from './routes/openapi.js'
 import { systemRoutes } from './routes/system.js'
 import { installSerialization } from './serialization.js'
 import { closeDatabase, openDatabase } from './store/db.js'
@@ -144,12 +144,13 @@ export function buildApp(options: AppOptions = {}): App {
   const flows = new OAuthFlows(db, clock, providers, tokens)
   app.register(ticker, { every: config.tickMs, tick: () => deployments.settle() })
 
-  app.register(openapiDocument)
+  app.register(openapiDocument, { securitySchemes: securitySchemes(config) })
   app.register(systemRoutes)
   app.register(openapiRoute)
   const onWorkspace = (tenantId: string) => seeder.ensure(tenantId)
   const controlPlane: FastifyPluginAsyncTypebox = async (scope) => {
     scope.addHook('onRequest', controlPlaneAuth(config, { onWorkspace }))
+    declareSecurity(scope, controlPlaneSecurity(config))
     scope.register(deploymentRoutes, { deployments, fixtures, listeners, publicUrl: config.publicUrl, reads: new ReadCache<string>(db) })
     scope.register(listenerRoutes, { listeners, workspaces })
     scope.register(integrationRoutes, { fixtures })
@@ -157,6 +158,7 @@ export function buildApp(options: AppOptions = {}): App {
   // The Auth Service admits an API key, a Bearer token or a workspace header alone (its spec's security).
   const authService: FastifyPluginAsyncTypebox = async (scope) => {
     scope.addHook('onRequest', controlPlaneAuth(config, { tenantHeaderSuffices: true, onWorkspace }))
+    declareSecurity(scope, controlPlaneSecurity(config, { tenantHeaderSuffices: true }))
     scope.register(authProviderRoutes, { providers })
     scope.register(authFlowRoutes, { providers, tokens, flows, clock, publicUrl: config.publicUrl })
     scope.register(authTokenRoutes, { tokens })
@@ -205,6 +207,7 @@ export function buildApp(options: AppOptions = {}): App {
     scope.register(agentMetaRoutes, { config, startedAt })
     scope.register(async (gated) => {
       gated.addHook('onRequest', agentServerAuth(config))
+      declareSecurity(gated, agentServerSecurity(config))
       // A deployment's agent server gets its graphs' system assistants on its first admitted request.
       gated.addHook('onRequest', async (request) => {
         const id = request.agentScope
@@ -249,6 +252,7 @@ export function buildApp(options: AppOptions = {}): App {
   }, onChange: (change) => bus.publish('state', change) })
   app.register(async (scope) => {
     scope.addHook('onRequest', adminAuth(config))
+    declareSecurity(scope, adminSecurity(config))
     await scope.register(adminRoutes, { clock, controls, deployments, workspaces, fixtures, defaultTenant: config.defaultTenant })
     await scope.register(adminRequestRoutes, { journal })
     await scope.register(adminFaultRoutes, { faults })
@@ -268,6 +272,7 @@ export function buildApp(options: AppOptions = {}): App {
       copy.register(feedbackTokenRoutes, feedbackOptions)
       copy.register(async (scope) => {
         scope.addHook('onRequest', controlPlaneAuth(config))
+        declareSecurity(scope, controlPlaneSecurity(config))
         await scope.register(tracingRoutes, feedbackOptions)
       })
     }, { prefix })
