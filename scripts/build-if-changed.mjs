@@ -26,7 +26,11 @@ const OUTPUTS = [join('dist', 'server.js'), join('dist', 'index.js'), join('dist
 /** tsc's record of its last build (tsconfig.build.json builds incrementally); it trusts it to know what dist/ holds. */
 const TSC_RECORD = join(ROOT, 'dist', '.tsbuildinfo')
 
-/** Where `name` is installed as Node resolves it from the package root (its node_modules, then each parent's), or undefined. */
+/**
+ * Where `name` is installed as Node resolves it from the package root (its node_modules, then each parent's), or undefined.
+ * @param {string} name
+ * @param {string} [from]
+ */
 export function installedPackage(name, from = ROOT) {
   for (let dir = from; ; dir = dirname(dir)) {
     const candidate = join(dir, 'node_modules', name)
@@ -35,6 +39,7 @@ export function installedPackage(name, from = ROOT) {
   }
 }
 
+/** @param {string} dir relative to the package root */
 function filesUnder(dir) {
   const absolute = join(ROOT, dir)
   if (!existsSync(absolute)) return []
@@ -59,14 +64,24 @@ export function upToDate(digest = inputsDigest()) {
   return existsSync(RECORD) && readFileSync(RECORD, 'utf8').trim() === digest
 }
 
+/**
+ * Runs npm with `args` in the package root, output shown: the npm that runs this script (npm sets
+ * npm_execpath for its scripts), else the one on the PATH.
+ * @param {string[]} args
+ * @param {NodeJS.ProcessEnv} [env]
+ */
+export function runNpm(args, env = process.env) {
+  const npmCli = process.env.npm_execpath
+  if (npmCli) return spawnSync(process.execPath, [npmCli, ...args], { cwd: ROOT, stdio: 'inherit', env })
+  return spawnSync('npm', args, { cwd: ROOT, stdio: 'inherit', env, shell: process.platform === 'win32' })
+}
+
 /** Runs `npm run build` in the package root; records the inputs it built from when it succeeds. Returns its exit status. */
 export function build(digest = inputsDigest()) {
   rmSync(RECORD, { force: true })
   // Outputs gone behind tsc's back: a full build, or tsc would not write them again.
   if (!OUTPUTS.every((file) => existsSync(join(ROOT, file)))) rmSync(TSC_RECORD, { force: true })
-  // npm sets npm_execpath for the scripts it runs; run by hand, `npm` is looked up on the PATH.
-  const npm = process.env.npm_execpath ? [process.execPath, [process.env.npm_execpath]] : ['npm', []]
-  const result = spawnSync(npm[0], [...npm[1], 'run', 'build', '--prefix', ROOT], { cwd: ROOT, stdio: 'inherit', shell: process.platform === 'win32' && !process.env.npm_execpath })
+  const result = runNpm(['run', 'build', '--prefix', ROOT])
   if (result.error) throw result.error
   if (result.status !== 0) return result.status ?? 1
   writeFileSync(RECORD, `${digest}\n`)
