@@ -8,7 +8,7 @@ import type { EventBus } from './admin/bus.js'
 import type { FaultInjector } from './admin/faults.js'
 import { installFaults } from './admin/faults.js'
 import { installJournal, isHangarOwnPath, type RequestJournal } from './admin/journal.js'
-import { adminAuth, agentServerAuth, controlPlaneAuth } from './auth.js'
+import { adminAuth, adminSecurity, agentServerAuth, agentServerSecurity, controlPlaneAuth, controlPlaneSecurity, securitySchemes } from './auth.js'
 import { Clock } from './clock.js'
 import { checkConfig, defaultConfig, type Config } from './config.js'
 import { installErrorHandler } from './errors.js'
@@ -32,7 +32,7 @@ import { inspectorRoutes } from './routes/inspector.js'
 import { integrationRoutes } from './routes/integrations.js'
 import { listenerRoutes } from './routes/listeners.js'
 import { oauthCallbackRoutes, oauthConsentRoutes } from './routes/oauth-browser.js'
-import { leaveOutOfDocs, openapiDocument, openapiRoute } from './routes/openapi.js'
+import { declareSecurity, leaveOutOfDocs, openapiDocument, openapiRoute } from './routes/openapi.js'
 import { runRoutes } from './routes/runs.js'
 import { systemRoutes } from './routes/system.js'
 import { threadRoutes } from './routes/threads.js'
@@ -101,7 +101,7 @@ export function buildApp(options: AppOptions = {}): App {
   }
   app.register(ticker, { every: config.tickMs, tick: () => services.deployments.settle() })
 
-  app.register(openapiDocument)
+  app.register(openapiDocument, { securitySchemes: securitySchemes(config) })
   app.register(systemRoutes)
   app.register(openapiRoute)
 
@@ -109,6 +109,7 @@ export function buildApp(options: AppOptions = {}): App {
   const onWorkspace = (tenantId: string) => services.seeder.ensure(tenantId)
   const controlPlane: FastifyPluginAsyncTypebox = async (scope) => {
     scope.addHook('onRequest', controlPlaneAuth(config, { callers: services.callers, onWorkspace }))
+    declareSecurity(scope, controlPlaneSecurity(config))
     scope.register(deploymentRoutes, services)
     scope.register(listenerRoutes, services)
     scope.register(integrationRoutes, services)
@@ -116,6 +117,7 @@ export function buildApp(options: AppOptions = {}): App {
   // The Auth Service admits an API key, a Bearer token or a workspace header alone (its spec's security).
   const authService: FastifyPluginAsyncTypebox = async (scope) => {
     scope.addHook('onRequest', controlPlaneAuth(config, { callers: services.callers, tenantHeaderSuffices: true, onWorkspace }))
+    declareSecurity(scope, controlPlaneSecurity(config, { tenantHeaderSuffices: true }))
     scope.register(authProviderRoutes, services)
     scope.register(authFlowRoutes, services)
     scope.register(authTokenRoutes, services)
@@ -136,6 +138,7 @@ export function buildApp(options: AppOptions = {}): App {
     scope.register(agentMetaRoutes, services)
     scope.register(async (gated) => {
       gated.addHook('onRequest', agentServerAuth(config))
+      declareSecurity(gated, agentServerSecurity(config))
       gated.addHook('onRequest', async (request) => services.deployedAgents.seed(request.agentScope))
       gated.register(assistantRoutes, services)
       gated.register(threadRoutes, services)
@@ -160,6 +163,7 @@ export function buildApp(options: AppOptions = {}): App {
   // outside the admin token's gate; it reads through the APIs).
   app.register(async (scope) => {
     scope.addHook('onRequest', adminAuth(config))
+    declareSecurity(scope, adminSecurity(config))
     await scope.register(adminRoutes, services)
     await scope.register(adminRequestRoutes, services)
     await scope.register(adminFaultRoutes, services)
@@ -174,6 +178,7 @@ export function buildApp(options: AppOptions = {}): App {
       copy.register(feedbackTokenRoutes, services)
       copy.register(async (scope) => {
         scope.addHook('onRequest', controlPlaneAuth(config, { callers: services.callers }))
+        declareSecurity(scope, controlPlaneSecurity(config))
         await scope.register(tracingRoutes, services)
       })
     }, { prefix })

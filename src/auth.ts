@@ -103,3 +103,52 @@ export function adminAuth(config: Pick<Config, 'adminToken'>): onRequestHookHand
     done()
   }
 }
+
+// How the OpenAPI document (and so the /docs page's "Authorize") names the credentials each gate
+// above reads; every operation behind a gate declares that gate's requirements, so a try-it call
+// sends what the gate admits.
+
+/** One alternative of an OpenAPI `security` list: the schemes that together admit a request. */
+export type SecurityRequirement = Record<string, string[]>
+
+const API_KEY = 'API Key'
+const TENANT_ID = 'Tenant ID'
+const BEARER = 'Bearer Auth'
+const ADMIN_TOKEN = 'Admin Token'
+
+/** An OpenAPI security scheme of the two kinds hangar's gates read. */
+export type SecurityScheme =
+  | { type: 'apiKey'; in: 'header'; name: string; description?: string }
+  | { type: 'http'; scheme: 'bearer'; description?: string }
+
+/** The schemes the gates read, as OpenAPI `components.securitySchemes` (the admin token's only when one is set). */
+export function securitySchemes(config: Pick<Config, 'adminToken'>): Record<string, SecurityScheme> {
+  return {
+    [API_KEY]: { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
+    [TENANT_ID]: { type: 'apiKey', in: 'header', name: 'X-Tenant-Id', description: 'The workspace (a UUID); without it, the default workspace unless HANGAR_REQUIRE_TENANT is set.' },
+    [BEARER]: { type: 'http', scheme: 'bearer', description: 'Any API key hangar accepts also works as a Bearer token.' },
+    ...(config.adminToken ? { [ADMIN_TOKEN]: { type: 'apiKey', in: 'header', name: 'X-Hangar-Admin-Token' } } : {}),
+  }
+}
+
+/** What `controlPlaneAuth(config, options)` admits: a credential (unless auth is off), and the workspace header when required. */
+export function controlPlaneSecurity(
+  config: Pick<Config, 'auth' | 'requireTenant'>,
+  options: Pick<GateOptions, 'tenantHeaderSuffices'> = {},
+): SecurityRequirement[] {
+  const credentials: SecurityRequirement[] = config.auth === 'on' ? [{ [API_KEY]: [] }, { [BEARER]: [] }] : [{}]
+  const requirements: SecurityRequirement[] = credentials.map((credential) => ({ ...credential, [TENANT_ID]: [] }))
+  if (!config.requireTenant) requirements.push(...credentials)
+  if (options.tenantHeaderSuffices && config.auth === 'on') requirements.push({ [TENANT_ID]: [] })
+  return requirements
+}
+
+/** What `agentServerAuth(config)` admits: an API key or a Bearer token; nothing when auth is off. */
+export function agentServerSecurity(config: Pick<Config, 'auth'>): SecurityRequirement[] {
+  return config.auth === 'on' ? [{ [API_KEY]: [] }, { [BEARER]: [] }] : []
+}
+
+/** What `adminAuth(config)` admits: the admin token when one is set (it also accepts it as a Bearer token). */
+export function adminSecurity(config: Pick<Config, 'adminToken'>): SecurityRequirement[] {
+  return config.adminToken ? [{ [ADMIN_TOKEN]: [] }] : []
+}

@@ -17,9 +17,20 @@ export interface StartOptions {
   host?: string
 }
 
-export interface RunningHangar {
+/**
+ * A hangar started in this process. It is also a `HangarTarget` carrying what its own helpers need
+ * whatever the settings: `waitForRevision(hangar, …)` and `reset()` work with `apiKeys`,
+ * `adminToken` and `requireTenant` set.
+ */
+export interface RunningHangar extends HangarTarget {
   /** Where hangar listens, e.g. `http://127.0.0.1:40123`; point the SDKs and your code at it. */
   readonly url: string
+  /** An API key hangar accepts: the first of `apiKeys`, or any key when none are configured. */
+  readonly apiKey: string
+  /** The default workspace (`defaultTenant`), sent as `X-Tenant-Id`. */
+  readonly tenantId: string
+  /** The admin token when one is configured, else undefined (the admin API is open). */
+  readonly adminToken: string | undefined
   /** The clock everything that moves over time reads: `advance(ms)`, `set(at)`, `freeze()`, `unfreeze()`. */
   readonly clock: Clock
   /** The Fastify instance, for `inject()` without a socket. */
@@ -47,8 +58,19 @@ export async function startHangar(options: StartOptions = {}): Promise<RunningHa
     const response = await app.inject({ method: 'POST', url: `/_hangar${path}`, payload: body as object, headers: adminHeaders(app.config.adminToken) })
     if (response.statusCode >= 400) throw new Error(`hangar: POST /_hangar${path} answered ${response.statusCode}: ${response.body}`)
   }
-  return { url, clock, app, reset: () => admin('/reset', {}), close: () => app.close() }
+  const { apiKeys, defaultTenant, adminToken } = app.config
+  return {
+    url, clock, app,
+    apiKey: apiKeys[0] ?? ANY_API_KEY,
+    tenantId: defaultTenant,
+    adminToken: adminToken === '' ? undefined : adminToken,
+    reset: () => admin('/reset', {}),
+    close: () => app.close(),
+  }
 }
+
+/** What the helpers send as `X-Api-Key` when hangar accepts any non-empty key. */
+const ANY_API_KEY = 'hangar'
 
 const adminHeaders = (token?: string): Record<string, string> => (token ? { 'x-hangar-admin-token': token } : {})
 
@@ -84,7 +106,7 @@ export async function waitForRevision(
   options: WaitOptions = {},
 ): Promise<{ id: string; status: string; [field: string]: unknown }> {
   const base = target.url.replace(/\/+$/, '')
-  const headers = { 'x-api-key': target.apiKey ?? 'hangar', 'x-tenant-id': target.tenantId ?? DEFAULT_TENANT }
+  const headers = { 'x-api-key': target.apiKey ?? ANY_API_KEY, 'x-tenant-id': target.tenantId ?? DEFAULT_TENANT }
   const stepMs = options.stepMs ?? 5000
   const maxPolls = options.maxPolls ?? 2000
   for (let poll = 0; poll < maxPolls; poll++) {

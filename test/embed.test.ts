@@ -56,6 +56,31 @@ t.test('waitForRevision says how a revision ended when it is not the status awai
   await t.rejects(waitForRevision(target, fresh.id, fresh.latest_revision_id, 'DEPLOYED', { maxPolls: 1 }), /was not DEPLOYED after 1 polls/)
 })
 
+t.test('the running handle carries its own credentials: waitForRevision(hangar, …) works with API keys, an admin token and a required workspace', async (t) => {
+  const hangar = await startHangar({ config: { apiKeys: ['ci-key'], adminToken: 'sesame', requireTenant: true, defaultTenant: TENANT_B } })
+  t.teardown(() => hangar.close())
+  t.equal(hangar.apiKey, 'ci-key', 'an API key hangar accepts')
+  t.equal(hangar.adminToken, 'sesame')
+  t.equal(hangar.tenantId, TENANT_B)
+  const headers = { 'x-api-key': 'ci-key', 'x-tenant-id': TENANT_B, 'content-type': 'application/json' }
+  const created = await (await fetch(`${hangar.url}/v2/deployments`, { method: 'POST', headers, body: JSON.stringify(githubDeployment()) })).json() as any
+  const revision = await waitForRevision(hangar, created.id, created.latest_revision_id)
+  t.equal(revision.status, 'DEPLOYED', 'polled with the accepted key and workspace, clock moved with the admin token')
+  await hangar.reset()
+  const gone = await fetch(`${hangar.url}/v2/deployments/${created.id}`, { headers })
+  t.equal(gone.status, 404, 'reset went through the admin gate too')
+})
+
+t.test('without API keys configured, the handle still carries a key hangar accepts and no admin token', async (t) => {
+  const hangar = await startHangar()
+  t.teardown(() => hangar.close())
+  t.type(hangar.apiKey, 'string')
+  t.not(hangar.apiKey, '')
+  t.equal(hangar.adminToken, undefined)
+  const listed = await fetch(`${hangar.url}/v2/deployments`, { headers: { 'x-api-key': hangar.apiKey!, 'x-tenant-id': hangar.tenantId! } })
+  t.equal(listed.status, 200)
+})
+
 t.test('a port already taken is an error, and nothing is left open', async (t) => {
   const first = await startHangar()
   t.teardown(() => first.close())

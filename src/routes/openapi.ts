@@ -2,13 +2,19 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import fp from 'fastify-plugin'
+import type { SecurityRequirement, SecurityScheme } from '../auth.js'
 import { VERSION } from '../version.js'
 
 /**
  * hangar's own OpenAPI document, generated from the route schemas (operation ids, tags and shapes
  * as in the real services' documents). Registered before the routes it describes.
  */
-export const openapiDocument: FastifyPluginAsync = fp(async (app) => {
+export interface OpenapiDocumentOptions {
+  /** The credentials hangar's gates read (`securitySchemes(config)` in auth.ts). */
+  securitySchemes: Record<string, SecurityScheme>
+}
+
+export const openapiDocument: FastifyPluginAsync<OpenapiDocumentOptions> = fp(async (app: FastifyInstance, options: OpenapiDocumentOptions) => {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -22,13 +28,8 @@ export const openapiDocument: FastifyPluginAsync = fp(async (app) => {
           'its `url`); those copies are left out of this document so that each operation appears once.',
         ].join(' '),
       },
-      components: {
-        securitySchemes: {
-          'API Key': { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
-          'Tenant ID': { type: 'apiKey', in: 'header', name: 'X-Tenant-Id' },
-          'Bearer Auth': { type: 'http', scheme: 'bearer' },
-        },
-      },
+      // Which operations need which of these is declared per gated scope (`declareSecurity`).
+      components: { securitySchemes: options.securitySchemes },
     },
   })
 }, { name: 'hangar-openapi' })
@@ -40,6 +41,18 @@ export const openapiDocument: FastifyPluginAsync = fp(async (app) => {
 export function leaveOutOfDocs(scope: FastifyInstance): void {
   scope.addHook('onRoute', (route) => {
     route.schema = { ...route.schema, hide: true }
+  })
+}
+
+/**
+ * Declares on every operation of a scope the credentials its auth gate admits (OpenAPI `security`,
+ * alternatives in order), so /docs sends them on try-it calls. Called next to where the scope
+ * installs its gate; routes outside any gate declare nothing (public). An empty list declares nothing.
+ */
+export function declareSecurity(scope: FastifyInstance, requirements: SecurityRequirement[]): void {
+  if (requirements.length === 0) return
+  scope.addHook('onRoute', (route) => {
+    route.schema = { ...route.schema, security: requirements }
   })
 }
 
