@@ -4,13 +4,11 @@
 // (string constraints; patterns are searched, not anchored, with the Rust `regex` crate).
 import t from 'tap'
 import { Type, type TSchema } from '@sinclair/typebox'
-import { buildApp } from '../src/app.js'
-import { Clock } from '../src/clock.js'
-import type { PydanticError } from '../src/errors.js'
+import type { PydanticError } from '../src/validation/pydantic-error.js'
 import { UnsupportedSchemaError } from '../src/validation/keywords.js'
 import { compile, INVALID } from '../src/validation/pydantic.js'
 import { compileRequest } from '../src/validation/request.js'
-import { makeApp, START } from './helpers.js'
+import { buildTestApp, makeApp } from './helpers.js'
 
 /** What validating `input` against `schema` yields: the value, or pydantic's errors. */
 function validate(schema: TSchema, input: unknown): { value: unknown } | { errors: PydanticError[] } {
@@ -123,7 +121,7 @@ t.test('a keyword the validator does not implement fails to compile, naming the 
 })
 
 t.test('a route whose schema says something the validator does not implement stops start-up, naming the route', async (t) => {
-  const app = buildApp({ clock: Clock.manual(START), config: { db: ':memory:', logLevel: 'silent' } })
+  const { app } = buildTestApp()
   t.teardown(() => app.close())
   app.register(async (scope) => {
     scope.post('/bad', { schema: { body: Type.Object({ tags: Type.Array(Type.String(), { uniqueItems: true }) }) } }, async () => ({}))
@@ -134,7 +132,7 @@ t.test('a route whose schema says something the validator does not implement sto
 })
 
 t.test('hangar builds with every real schema: each route\'s request schemas compile under the strict rules', async (t) => {
-  const app = buildApp({ clock: Clock.manual(START), config: { db: ':memory:', logLevel: 'silent' } })
+  const { app } = buildTestApp()
   t.teardown(() => app.close())
   const routes: { name: string; schema: object }[] = []
   app.addHook('onRoute', (route) => {
