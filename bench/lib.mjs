@@ -62,7 +62,9 @@ export function ensureBuilt({ force = false } = {}) {
   let built = 0
   try {
     built = statSync(HANGAR).mtimeMs
-  } catch {}
+  } catch {
+    // not built yet: 0 is older than any source
+  }
   const sources = Math.max(newestMtime(join(ROOT, 'src')), statSync(join(ROOT, 'tsconfig.build.json')).mtimeMs, statSync(join(ROOT, 'tsconfig.json')).mtimeMs)
   if (!force && built > sources) return 'dist is fresh'
   const result = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] })
@@ -197,7 +199,9 @@ export async function pollOk(url, { timeoutMs = 30_000, isAlive = () => true } =
     try {
       const res = await request(`${url}/ok`, { agent })
       if (res.status === 200) return performance.now()
-    } catch {}
+    } catch {
+      // not listening yet: poll again
+    }
     await new Promise((resolve) => setTimeout(resolve, 1))
   }
   throw new Error(`${url}/ok did not answer 200 within ${timeoutMs} ms`)

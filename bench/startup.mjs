@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { QUICK, ROOT, fmt, median, pollOk, startBaseline, startHangar, tempDir, textTable } from './lib.mjs'
+import { QUICK, ROOT, fmt, median, startBaseline, startHangar, tempDir, textTable } from './lib.mjs'
 import { summarize } from './cpu-profile.mjs'
 
 const PHASES = join(ROOT, 'bench', 'startup-phases.mjs')
