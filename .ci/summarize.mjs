@@ -10,10 +10,17 @@ import { basename } from 'node:path'
 const POINT = /^(\s*)(not )?ok \d+(?: - ([^#]*?))?\s*(?:#\s*(SKIP|TODO)\b.*?|#.*)?$/i
 const SUBTEST = /^(\s*)# Subtest: /
 
-/** Counts the tests of one TAP log. */
+/** @typedef {{ passed: number, failed: number, skipped: number }} Counts */
+
+/**
+ * Counts the tests of one TAP log.
+ * @param {string} text
+ * @returns {Counts}
+ */
 function count(text) {
   const counts = { passed: 0, failed: 0, skipped: 0 }
   // One frame per open subtest: its indentation and what its children did.
+  /** @type {{ indent: number, hasSubtests: boolean, childFailed: boolean }[]} */
   const stack = []
   for (const line of text.split('\n')) {
     const sub = SUBTEST.exec(line)
@@ -44,6 +51,7 @@ function count(text) {
   return counts
 }
 
+/** @param {Counts} counts */
 const line = ({ passed, failed, skipped }) => `${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`
 
 const logs = process.argv.slice(2)
@@ -51,11 +59,12 @@ if (logs.length === 0) {
   process.stderr.write('usage: node .ci/summarize.mjs <tap log>...\n')
   process.exit(2)
 }
+/** @type {Counts} */
 const total = { passed: 0, failed: 0, skipped: 0 }
 let empty = false
 for (const log of logs) {
   const counts = count(readFileSync(log, 'utf8'))
-  for (const key of Object.keys(total)) total[key] += counts[key]
+  for (const key of /** @type {(keyof Counts)[]} */ (Object.keys(total))) total[key] += counts[key]
   const ran = counts.passed + counts.failed
   if (ran === 0) empty = true
   process.stdout.write(`ci: ${basename(log, '.log')} counted ${line(counts)}${ran === 0 ? ' (no test ran)' : ''}\n`)

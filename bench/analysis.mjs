@@ -6,13 +6,32 @@
 
 import { fmt, mib } from './lib.mjs'
 
+/**
+ * The figures of a run (bench/run.mjs): those of each benchmark that ran.
+ * @typedef {object} Results
+ * @property {Awaited<ReturnType<typeof import('./throughput.mjs').throughput>>} [throughput]
+ * @property {import('./startup.mjs').StartupResult} [startup]
+ * @property {import('./streams.mjs').StreamsResult} [streams]
+ * @property {Awaited<ReturnType<typeof import('./memory.mjs').memory>>} [memory]
+ */
+
+/** @param {number} v */
 const us = (v) => `${fmt(v, 0)} µs`
 
+/**
+ * @param {Results} results
+ * @param {string} key
+ */
 function throughputRow(results, key) {
   return results.throughput?.rows.find((r) => r.key === key)
 }
 
-/** A paragraph (markdown, lines joined by \n) on what limits target `key`; undefined when nothing to say. */
+/**
+ * A paragraph (markdown, lines joined by \n) on what limits target `key`; undefined when nothing to say.
+ * @param {string} key
+ * @param {Results} results
+ * @returns {string | undefined}
+ */
 export function analysis(key, results) {
   const r = throughputRow(results, key)
   const cpu = r && `hangar's server process spends ${us(r.hangar.cpuUsPerRequest)} of CPU per request against the bare route's ${us(r.bare.cpuUsPerRequest)} (${fmt(r.hangar.cpuUsPerRequest / r.bare.cpuUsPerRequest, 1)}×: a CPU ratio of ${fmt(r.cpuRatio)} beside the req/s ratio of ${fmt(r.ratio)}).`

@@ -19,6 +19,25 @@
 import Fastify from 'fastify'
 import { parseArgs } from 'node:util'
 
+/**
+ * One frame of an event stream as the benchmarks measured it: its event name and its size in bytes.
+ * @typedef {{ event: string, bytes: number }} FrameSize
+ */
+/**
+ * The sizes the baseline answers with (`--shape`, JSON): bytes of each JSON answer, and the frames
+ * of a finished run's stream, of a held stream when it opens, and the one written to held streams
+ * when the clock moves. Each has a default.
+ * @typedef {object} Shape
+ * @property {number} [get]
+ * @property {number} [list]
+ * @property {number} [post]
+ * @property {number} [thread]
+ * @property {number} [threads]
+ * @property {FrameSize[]} [frames]
+ * @property {FrameSize[]} [hold]
+ * @property {FrameSize} [next]
+ */
+
 const { values: args } = parseArgs({
   options: {
     port: { type: 'string', default: '0' },
@@ -27,11 +46,17 @@ const { values: args } = parseArgs({
     'heartbeat-ms': { type: 'string', default: '5000' },
   },
 })
+/** @type {Required<Omit<Shape, 'threads'>> & Shape} */
 const shape = { get: 860, list: 17_000, post: 860, thread: 280, frames: [], hold: [], next: { event: 'values', bytes: 200 }, ...JSON.parse(args.shape) }
 const heartbeatMs = Number(args['heartbeat-ms'])
 
-/** A JSON object shaped like a resource (ids, times, nulls, a nested object) whose JSON text is `bytes` long. */
+/**
+ * A JSON object shaped like a resource (ids, times, nulls, a nested object) whose JSON text is `bytes` long.
+ * @param {number} bytes
+ * @param {number} [i]
+ */
 function resource(bytes, i = 0) {
+  /** @type {[string, unknown][]} */
   const fields = [
     ['id', `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`],
     ['status', 'READY'],
@@ -42,6 +67,7 @@ function resource(bytes, i = 0) {
     ['config', { deployment_type: 'dev', listener_id: null, custom_url: null }],
   ]
   // As many fields as fit (small SSE frames take few), then a string that makes up the rest.
+  /** @type {Record<string, unknown> & { pad: string }} */
   const body = { pad: '' }
   for (const [key, value] of fields) {
     const next = { ...body, [key]: value }
@@ -52,7 +78,11 @@ function resource(bytes, i = 0) {
   return body
 }
 
-/** `{"resources": [n resources], "offset": n}` of `bytes` in all. */
+/**
+ * `{"resources": [n resources], "offset": n}` of `bytes` in all.
+ * @param {number} bytes
+ * @param {number} [n]
+ */
 function list(bytes, n = 20) {
   const empty = JSON.stringify({ resources: [], offset: n }).length + (n - 1) // the commas
   const each = Math.floor((bytes - empty) / n)
@@ -62,11 +92,17 @@ function list(bytes, n = 20) {
   return body
 }
 
-/** The data of an SSE frame `event: <e>\ndata: <json>\nid: <i>\n\n` that is `bytes` long in all. */
+/**
+ * The data of an SSE frame `event: <e>\ndata: <json>\nid: <i>\n\n` that is `bytes` long in all.
+ * @param {string} event
+ * @param {number} bytes
+ * @param {number} id
+ */
 function frameData(event, bytes, id) {
   const overhead = `event: ${event}\ndata: \nid: ${id}\n\n`.length
   return resource(bytes - overhead, id)
 }
+/** @param {string} event @param {unknown} data @param {number} id */
 const frame = (event, data, id) => `event: ${event}\ndata: ${JSON.stringify(data)}\nid: ${id}\n\n`
 
 const answers = {
@@ -81,6 +117,7 @@ const hold = shape.hold.map((f, i) => ({ event: f.event, data: frameData(f.event
 const next = { event: shape.next.event, data: frameData(shape.next.event, shape.next.bytes, hold.length) }
 
 const app = Fastify({ logger: false })
+/** @type {Set<import('node:http').ServerResponse>} */
 const held = new Set()
 
 app.get('/ok', async () => ({ ok: true }))
@@ -94,7 +131,7 @@ app.post('/threads/:id/runs/stream', (request, reply) => {
   reply.hijack()
   const raw = reply.raw
   raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' })
-  if (request.body?.assistant_id !== 'pipeline') {
+  if (/** @type {{ assistant_id?: unknown } | undefined} */ (request.body)?.assistant_id !== 'pipeline') {
     frames.forEach((f, i) => raw.write(frame(f.event, f.data, i)))
     raw.end()
     return
@@ -109,7 +146,7 @@ app.post('/threads/:id/runs/stream', (request, reply) => {
 })
 
 app.post('/_hangar/clock', async (request) => {
-  if (request.body?.action === 'advance') {
+  if (/** @type {{ action?: unknown } | undefined} */ (request.body)?.action === 'advance') {
     for (const raw of held) raw.write(frame(next.event, next.data, hold.length))
   }
   return { now: new Date().toISOString(), now_ms: Date.now(), frozen: true }

@@ -6,7 +6,17 @@ import { readFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 
-/** Where a frame's code lives: an npm package, one of hangar's files (dist/…), node's own, or V8. */
+/**
+ * What this reads of a V8 CPU profile (the Profiler domain's Profile): the call tree's nodes, and
+ * the node each sample fell in with the time since the previous sample (µs).
+ * @typedef {{ nodes: ProfileNode[], samples: number[], timeDeltas: number[] }} Profile
+ * @typedef {{ id: number, callFrame: { functionName: string, url: string, lineNumber: number }, children?: number[] }} ProfileNode
+ */
+
+/**
+ * Where a frame's code lives: an npm package, one of hangar's files (dist/…), node's own, or V8.
+ * @param {string} url
+ */
 export function ownerOf(url) {
   if (!url) return '(V8 / native)'
   if (url.startsWith('node:')) return 'node: core'
@@ -21,18 +31,25 @@ export function ownerOf(url) {
  * [{ name, ms, share }] sorted by self time, largest first. `by`: 'package' (npm package, hangar
  * file, node core), 'file', 'function', or 'caller': like 'package', but time spent in node's own
  * code (module loading, streams) counts for the nearest package or hangar file up the stack.
+ * @param {Profile} profile
+ * @param {string} [by]
+ * @param {{ skipMs?: number }} [options] leave out the first `skipMs` of the profile
+ * @returns {{ name: string, ms: number, share: number }[]}
  */
 export function summarize(profile, by = 'package', { skipMs = 0 } = {}) {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]))
+  /** @type {Map<number, ProfileNode>} */
   const parent = new Map()
   for (const n of profile.nodes) for (const child of n.children ?? []) parent.set(child, n)
+  /** @param {ProfileNode} node */
   const callerOf = (node) => {
-    for (let n = node; n; n = parent.get(n.id)) {
+    for (let /** @type {ProfileNode | undefined} */ n = node; n; n = parent.get(n.id)) {
       const { url } = n.callFrame
       if (url && !url.startsWith('node:')) return ownerOf(url)
     }
     return node.callFrame.url ? 'node: core (no package on the stack)' : `(${node.callFrame.functionName})`
   }
+  /** @type {Map<string, number>} */
   const self = new Map()
   const { samples, timeDeltas } = profile
   let total = 0

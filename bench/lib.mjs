@@ -27,9 +27,22 @@ export const JSON_HEADERS = { 'x-api-key': API_KEY, 'content-type': 'application
 /** `--quick` on the command line or BENCH_QUICK=1 in the environment. */
 export const QUICK = process.argv.includes('--quick') || process.env.BENCH_QUICK === '1'
 
+/**
+ * A server process a benchmark started, once it is ready.
+ * @typedef {object} Server
+ * @property {string} url its base URL, `http://127.0.0.1:<port>`
+ * @property {number} pid
+ * @property {import('node:child_process').ChildProcess} child
+ * @property {number} spawnedAt performance.now() at the spawn
+ * @property {number} readyAt performance.now() when it was seen ready
+ * @property {() => string} stderr what it wrote to stderr so far (the first 64 KiB)
+ * @property {() => Promise<number | NodeJS.Signals | null>} stop see stopChild
+ */
+
 // ---------------------------------------------------------------------------------------------
 // Build
 
+/** @param {string} dir */
 function newestMtime(dir) {
   let newest = 0
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -39,13 +52,19 @@ function newestMtime(dir) {
   return newest
 }
 
-/** Runs `npm run build` unless dist/server.js is newer than every file of src/ and the tsconfigs. */
+/**
+ * Runs `npm run build` unless dist/server.js is newer than every file of src/ and the tsconfigs.
+ * @param {{ force?: boolean }} [options]
+ * @returns {string} what it did
+ */
 export function ensureBuilt({ force = false } = {}) {
   if (HANGAR_ROOT !== ROOT) return `measuring ${HANGAR_ROOT}/dist as it is (BENCH_HANGAR_ROOT)`
   let built = 0
   try {
     built = statSync(HANGAR).mtimeMs
-  } catch {}
+  } catch {
+    // not built yet: 0 is older than any source
+  }
   const sources = Math.max(newestMtime(join(ROOT, 'src')), statSync(join(ROOT, 'tsconfig.build.json')).mtimeMs, statSync(join(ROOT, 'tsconfig.json')).mtimeMs)
   if (!force && built > sources) return 'dist is fresh'
   const result = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] })
@@ -56,7 +75,10 @@ export function ensureBuilt({ force = false } = {}) {
 // ---------------------------------------------------------------------------------------------
 // Servers
 
-/** A temporary directory for a file database; removed by the returned `remove()`. */
+/**
+ * A temporary directory for a file database; removed by the returned `remove()`.
+ * @returns {{ dir: string, remove: () => void }}
+ */
 export function tempDir(prefix = 'hangar-bench-') {
   const dir = mkdtempSync(join(os.tmpdir(), prefix))
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) }
@@ -66,6 +88,10 @@ export function tempDir(prefix = 'hangar-bench-') {
  * Spawns `node <script> ...args` and resolves once its JSON ready line names the URL, or, given
  * `readyUrl`, once that URL answers `GET /ok` with 200. Stderr is kept (and shown if the process
  * fails to start); stdout is drained.
+ * @param {string} script
+ * @param {string[]} [args]
+ * @param {{ nodeArgs?: string[], env?: Record<string, string>, timeoutMs?: number, readyUrl?: string, cwd?: string }} [options]
+ * @returns {Promise<Server>}
  */
 export function startServer(script, args = [], { nodeArgs = [], env = {}, timeoutMs = 30_000, readyUrl, cwd = ROOT } = {}) {
   const spawnedAt = performance.now()
@@ -81,6 +107,7 @@ export function startServer(script, args = [], { nodeArgs = [], env = {}, timeou
   })
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => fail(new Error(`not ready after ${timeoutMs} ms`)), timeoutMs)
+    /** @param {Error} error */
     const fail = (error) => {
       clearTimeout(timer)
       child.kill('SIGKILL')
@@ -89,12 +116,14 @@ export function startServer(script, args = [], { nodeArgs = [], env = {}, timeou
     child.once('exit', (code, signal) => fail(new Error(`exited (${code ?? signal}) before it was ready`)))
     child.once('error', fail)
     let settled = false
+    /** @param {string} url */
     const ready = (url) => {
       if (settled) return
       settled = true
       clearTimeout(timer)
       child.removeAllListeners('exit')
-      resolve({ url, pid: child.pid, child, spawnedAt, readyAt: performance.now(), stderr: () => stderr, stop: () => stopChild(child) })
+      // A process that printed its ready line or answered has started: it has a pid.
+      resolve({ url, pid: /** @type {number} */ (child.pid), child, spawnedAt, readyAt: performance.now(), stderr: () => stderr, stop: () => stopChild(child) })
     }
     child.stdout.setEncoding('utf8').on('data', function onData(chunk) {
       if (stdout.length < 65_536) stdout += chunk // later log lines (warnings) are read and dropped
@@ -107,7 +136,12 @@ export function startServer(script, args = [], { nodeArgs = [], env = {}, timeou
   })
 }
 
-/** SIGTERM, then SIGKILL if it has not exited after `graceMs`. Resolves with the exit code or signal. */
+/**
+ * SIGTERM, then SIGKILL if it has not exited after `graceMs`. Resolves with the exit code or signal.
+ * @param {import('node:child_process').ChildProcess} child
+ * @param {number} [graceMs]
+ * @returns {Promise<number | NodeJS.Signals | null>}
+ */
 export function stopChild(child, graceMs = 15_000) {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode ?? child.signalCode)
   return new Promise((resolve) => {
@@ -125,6 +159,8 @@ export function stopChild(child, graceMs = 15_000) {
  * info, so at `info` (or more) it is started with `--port 0` and its URL read from that line
  * (`--log-format json`); at a quieter level the line never comes, so it gets a free port picked
  * here and is ready when `GET /ok` answers 200.
+ * @param {{ db?: string, logLevel?: string, extra?: string[], nodeArgs?: string[] }} [options]
+ * @returns {Promise<Server>}
  */
 export async function startHangar({ db = ':memory:', logLevel = 'warn', extra = [], nodeArgs = [] } = {}) {
   const args = ['--db', db, '--log-level', logLevel, '--log-format', 'json', ...extra]
@@ -134,19 +170,28 @@ export async function startHangar({ db = ':memory:', logLevel = 'warn', extra = 
   return startServer(HANGAR, ['--port', String(port), ...args], { nodeArgs, cwd: HANGAR_ROOT, readyUrl: `http://127.0.0.1:${port}` })
 }
 
-/** A port nobody listens on right now (the kernel's pick for port 0). */
+/**
+ * A port nobody listens on right now (the kernel's pick for port 0).
+ * @returns {Promise<number>}
+ */
 export function freePort() {
   return new Promise((resolve, reject) => {
     const server = net.createServer()
     server.once('error', reject)
     server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address()
+      // Listening on a TCP port, its address is an AddressInfo (a string only for a pipe or socket).
+      const { port } = /** @type {import('node:net').AddressInfo} */ (server.address())
       server.close(() => resolve(port))
     })
   })
 }
 
-/** Polls `GET <url>/ok` as fast as it can until it answers 200; resolves with performance.now() of that answer. */
+/**
+ * Polls `GET <url>/ok` as fast as it can until it answers 200; resolves with performance.now() of that answer.
+ * @param {string} url
+ * @param {{ timeoutMs?: number, isAlive?: () => boolean }} [options]
+ * @returns {Promise<number>}
+ */
 export async function pollOk(url, { timeoutMs = 30_000, isAlive = () => true } = {}) {
   const agent = new http.Agent({ keepAlive: false })
   const deadline = performance.now() + timeoutMs
@@ -154,7 +199,9 @@ export async function pollOk(url, { timeoutMs = 30_000, isAlive = () => true } =
     try {
       const res = await request(`${url}/ok`, { agent })
       if (res.status === 200) return performance.now()
-    } catch {}
+    } catch {
+      // not listening yet: poll again
+    }
     await new Promise((resolve) => setTimeout(resolve, 1))
   }
   throw new Error(`${url}/ok did not answer 200 within ${timeoutMs} ms`)
@@ -163,6 +210,10 @@ export async function pollOk(url, { timeoutMs = 30_000, isAlive = () => true } =
 /**
  * The bare Fastify app; `shape` describes the payload sizes it answers with (see baseline-server.mjs).
  * With `poll`, it gets a free port and is ready when `GET /ok` answers (as hangar at level warn).
+ * @param {import('./baseline-server.mjs').Shape} shape
+ * @param {string[]} [extra]
+ * @param {{ poll?: boolean }} [options]
+ * @returns {Promise<Server>}
  */
 export async function startBaseline(shape, extra = [], { poll = false } = {}) {
   const args = ['--shape', JSON.stringify(shape), ...extra]
@@ -175,6 +226,7 @@ export async function startBaseline(shape, extra = [], { poll = false } = {}) {
  * CPU time the process has used (user + system, all its threads), in ms, from /proc/<pid>/stat.
  * CPU per request is steadier than requests per second on a busy machine: other processes slow
  * the clock on the wall, not the work each request costs.
+ * @param {number} pid
  */
 export function cpuMsOf(pid) {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
@@ -183,9 +235,13 @@ export function cpuMsOf(pid) {
 }
 const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100
 
-/** Resident set size and its peak (VmRSS, VmHWM) of a process, in KiB, from /proc. */
+/**
+ * Resident set size and its peak (VmRSS, VmHWM) of a process, in KiB, from /proc.
+ * @param {number} pid
+ */
 export function memoryOf(pid) {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  /** @param {string} name */
   const field = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN)
   return { rssKiB: field('VmRSS'), peakKiB: field('VmHWM') }
 }
@@ -193,7 +249,17 @@ export function memoryOf(pid) {
 // ---------------------------------------------------------------------------------------------
 // HTTP
 
-/** One request; resolves with status, headers and the body as text. */
+/**
+ * What `request` and `json` send: `body` is sent as it is when a string, else as JSON.
+ * @typedef {{ method?: string, headers?: Record<string, string>, body?: unknown, agent?: http.Agent }} RequestOptions
+ */
+
+/**
+ * One request; resolves with status, headers and the body as text.
+ * @param {string} url
+ * @param {RequestOptions} [options]
+ * @returns {Promise<{ status: number, headers: http.IncomingHttpHeaders, body: string }>}
+ */
 export function request(url, { method = 'GET', headers = {}, body, agent } = {}) {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body)
@@ -201,7 +267,7 @@ export function request(url, { method = 'GET', headers = {}, body, agent } = {})
       let text = ''
       res.setEncoding('utf8')
       res.on('data', (chunk) => (text += chunk))
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: text }))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }))
       res.on('error', reject)
     })
     req.on('error', reject)
@@ -209,7 +275,13 @@ export function request(url, { method = 'GET', headers = {}, body, agent } = {})
   })
 }
 
-/** A request whose answer must have `status`; resolves with the parsed JSON body. */
+/**
+ * A request whose answer must have `status` (any 2xx when not given); resolves with the parsed JSON body.
+ * @param {string} url
+ * @param {RequestOptions} [options]
+ * @param {number} [status]
+ * @returns {Promise<any>} the parsed body, as the server wrote it (undefined when empty)
+ */
 export async function json(url, options = {}, status = undefined) {
   const res = await request(url, options)
   const ok = status === undefined ? res.status >= 200 && res.status < 300 : res.status === status
@@ -217,8 +289,16 @@ export async function json(url, options = {}, status = undefined) {
   return res.body === '' ? undefined : JSON.parse(res.body)
 }
 
-/** Runs `task(i)` for i in [0, n) with at most `concurrency` at a time; resolves with the results in order. */
+/**
+ * Runs `task(i)` for i in [0, n) with at most `concurrency` at a time; resolves with the results in order.
+ * @template T
+ * @param {number} n
+ * @param {number} concurrency
+ * @param {(i: number) => Promise<T>} task
+ * @returns {Promise<T[]>}
+ */
 export async function pool(n, concurrency, task) {
+  /** @type {T[]} */
   const results = new Array(n)
   let next = 0
   const worker = async () => {
@@ -231,11 +311,13 @@ export async function pool(n, concurrency, task) {
   return results
 }
 
+/** @param {number} ms @returns {Promise<void>} */
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
 // ---------------------------------------------------------------------------------------------
 // hangar's bodies (shared by the benchmarks that need valid requests)
 
+/** @param {string} name */
 export const DEPLOYMENT_BODY = (name) => ({
   name,
   source: 'external_docker',
@@ -252,6 +334,11 @@ export const RUN_BODY = (assistant = 'agent') => ({
 // ---------------------------------------------------------------------------------------------
 // Statistics and formatting
 
+/**
+ * The p-th percentile (0–100) of `values`, interpolated between the two nearest ranks; NaN for none.
+ * @param {number[]} values
+ * @param {number} p
+ */
 export function percentile(values, p) {
   if (values.length === 0) return NaN
   const sorted = [...values].sort((a, b) => a - b)
@@ -261,9 +348,14 @@ export function percentile(values, p) {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - lo)
 }
 
+/** @param {number[]} values */
 export const median = (values) => percentile(values, 50)
 
-/** A number with a sensible number of digits. */
+/**
+ * A number with a sensible number of digits; 'n/a' for none.
+ * @param {number | undefined | null} value
+ * @param {number} [digits]
+ */
 export function fmt(value, digits) {
   if (value === undefined || value === null || Number.isNaN(value)) return 'n/a'
   if (digits !== undefined) return value.toFixed(digits)
@@ -271,6 +363,7 @@ export function fmt(value, digits) {
   return abs >= 100 ? value.toFixed(0) : abs >= 10 ? value.toFixed(1) : value.toFixed(2)
 }
 
+/** @param {number} kib */
 export const mib = (kib) => kib / 1024
 
 /** CPU, cores, RAM, Node, OS, and the load when the run started (the figures are only as quiet as the machine). */
@@ -286,14 +379,30 @@ export function machine() {
   }
 }
 
-/** Prints an aligned text table; `rows` are arrays of cells. */
+/**
+ * One cell of a table: printed with String().
+ * @typedef {string | number | undefined} Cell
+ */
+
+/**
+ * Prints an aligned text table; `rows` are arrays of cells.
+ * @param {string[]} header
+ * @param {Cell[][]} rows
+ */
 export function textTable(header, rows) {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)))
+  /** @param {Cell[]} cells */
   const line = (cells) => cells.map((c, i) => String(c).padEnd(widths[i])).join('  ')
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n')
 }
 
+/**
+ * The same table in markdown, `|` escaped in cells.
+ * @param {string[]} header
+ * @param {Cell[][]} rows
+ */
 export function markdownTable(header, rows) {
+  /** @param {Cell} c */
   const esc = (c) => String(c).replaceAll('|', '\\|')
   return [`| ${header.map(esc).join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.map(esc).join(' | ')} |`)].join('\n')
 }
@@ -306,6 +415,9 @@ export function markdownTable(header, rows) {
  * body, requests…). Answers the figures the benchmarks report; req/s is requests completed divided
  * by the run's wall time (autocannon's own average is of per-second samples, coarse for short runs).
  * Given the server's `pid`, also the server's CPU time per request.
+ * @param {string} url
+ * @param {Omit<import('autocannon').Options, 'url'>} options
+ * @param {number} [pid]
  */
 export async function load(url, options, pid) {
   const { default: autocannon } = await import('autocannon')

@@ -17,11 +17,17 @@ import { DEPLOYMENT_BODY, JSON_HEADERS, QUICK, fmt, json, load, memoryOf, mib, s
 
 const KEEP_THREADS = process.env.BENCH_MEMORY_KEEP_THREADS === '1'
 
+/** @typedef {{ threadId?: string }} ThreadContext what a connection remembers between its requests */
+
 let counter = 0
 const uniqueName = () => `mem-${process.pid}-${++counter}`
 
-/** autocannon's request sequence; each connection keeps its last thread's id in its context. */
+/**
+ * autocannon's request sequence; each connection keeps its last thread's id in its context.
+ * @param {string} deploymentId
+ */
 function mix(deploymentId) {
+  /** @type {import('autocannon').Request[]} */
   const requests = [
     { method: 'GET', path: `/v2/deployments/${deploymentId}` },
     { method: 'GET', path: '/v2/deployments?limit=20' },
@@ -31,21 +37,25 @@ function mix(deploymentId) {
       path: '/threads',
       body: '{}',
       onResponse: (status, body, context) => {
-        if (status === 200) context.threadId = JSON.parse(body).thread_id
+        if (status === 200) /** @type {ThreadContext} */ (context).threadId = JSON.parse(body).thread_id
       },
     },
     { method: 'POST', path: '/threads/search', body: '{"limit":10}' },
   ]
-  if (!KEEP_THREADS) requests.push({ method: 'DELETE', path: '/threads', setupRequest: (req, context) => ({ ...req, path: `/threads/${context.threadId}`, body: undefined }) })
+  if (!KEEP_THREADS) requests.push({ method: 'DELETE', path: '/threads', setupRequest: (req, context) => ({ ...req, path: `/threads/${/** @type {ThreadContext} */ (context).threadId}`, body: undefined }) })
   return requests
 }
 
-/** RSS once the process has been idle a moment (timers, GC), in KiB. */
+/**
+ * RSS once the process has been idle a moment (timers, GC), in KiB.
+ * @param {number} pid
+ */
 async function settledMemory(pid) {
   await sleep(1000)
   return memoryOf(pid)
 }
 
+/** @param {{ quick?: boolean, log?: (line: string) => void }} [options] */
 export async function memory({ quick = QUICK, log = console.error } = {}) {
   const first = quick ? 1_000 : 10_000
   const total = quick ? 10_000 : 100_000
@@ -55,6 +65,7 @@ export async function memory({ quick = QUICK, log = console.error } = {}) {
     throw error
   })
   try {
+    /** @type {string[]} */
     const seeded = []
     for (let i = 0; i < 20; i++) seeded.push((await json(`${hangar.url}/v2/deployments`, { method: 'POST', headers: JSON_HEADERS, body: DEPLOYMENT_BODY(uniqueName()) }, 201)).id)
     const start = await settledMemory(hangar.pid)
@@ -85,8 +96,10 @@ export async function memory({ quick = QUICK, log = console.error } = {}) {
   }
 }
 
+/** @param {number} n */
 const k = (n) => (n >= 1000 ? `${n / 1000}k` : String(n))
 
+/** @param {Awaited<ReturnType<typeof memory>>} r */
 export function memoryTable(r) {
   return textTable(['figure', `after ${k(r.first)}`, `after ${k(r.total)}`, 'ratio', 'target'], [
     ['hangar RSS MiB (idle 1 s after the load)', fmt(mib(r.firstKiB)), fmt(mib(r.totalKiB)), fmt(r.ratio), '≤ 1.2'],

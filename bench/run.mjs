@@ -12,10 +12,10 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { QUICK, ROOT, ensureBuilt, fmt, machine, markdownTable, mib, textTable } from './lib.mjs'
-import { throughput, throughputTable } from './throughput.mjs'
-import { startup, startupBreakdown, startupTable } from './startup.mjs'
-import { streams, streamsTable } from './streams.mjs'
-import { memory, memoryTable } from './memory.mjs'
+import { throughput } from './throughput.mjs'
+import { startup, startupBreakdown } from './startup.mjs'
+import { streams } from './streams.mjs'
+import { memory } from './memory.mjs'
 import { analysis, problems } from './analysis.mjs'
 
 const { values: flags } = parseArgs({
@@ -28,15 +28,18 @@ const { values: flags } = parseArgs({
 })
 const quick = QUICK || flags.quick
 const only = flags.only ? new Set(flags.only.split(',')) : undefined
+/** @param {string} name */
 const wanted = (name) => !only || only.has(name)
 const write = !flags['no-write'] && (!quick || flags.write) && !only
 
+/** @param {string} line */
 const log = (line) => process.stderr.write(`${line}\n`)
 const started = new Date()
 const host = machine()
 log(`hangar benchmarks (${quick ? 'quick' : 'full'}) — ${ensureBuilt()}`)
 log(`${host.cpu}, ${host.cores} cores, ${fmt(host.ramGiB, 1)} GiB, Node ${host.node}, load average ${host.loadavg.map((l) => fmt(l)).join(' ')}`)
 
+/** @type {import('./analysis.mjs').Results} */
 const results = {}
 if (wanted('throughput')) {
   log('throughput …')
@@ -60,9 +63,13 @@ const loadAtEnd = machine().loadavg
 // ---------------------------------------------------------------------------------------------
 // One table: every figure, hangar against its baseline, and the targets.
 
+/** @type {import('./lib.mjs').Cell[][]} */
 const rows = []
+/** @type {{ key: string, name: string, met: boolean, figure: string }[]} */
 const targets = []
+/** @param {string} key @param {string} name @param {boolean} met @param {string} figure */
 const target = (key, name, met, figure) => targets.push({ key, name, met, figure })
+/** @param {boolean | undefined} met */
 const verdict = (met) => (met === undefined ? '' : met ? 'met' : 'MISSED')
 
 if (results.throughput) {
@@ -106,6 +113,7 @@ if (results.streams) {
 }
 if (results.memory) {
   const m = results.memory
+  /** @param {number} n */
   const k = (n) => `${n / 1000}k`
   const met = m.ratio <= 1.2
   rows.push(['memory', `RSS after ${k(m.total)} mixed requests vs after ${k(m.first)}, MiB`, fmt(mib(m.totalKiB)), fmt(mib(m.firstKiB)), fmt(m.ratio), '≤ 1.2×', verdict(met)])
@@ -137,7 +145,7 @@ if (write) {
 
 function document() {
   const date = started.toISOString().replace('T', ' ').slice(0, 16) + ' UTC'
-  const minutes = fmt((finished - started) / 60_000, 1)
+  const minutes = fmt((finished.getTime() - started.getTime()) / 60_000, 1)
   const lines = [
     '# Benchmarks',
     '',

@@ -4,12 +4,39 @@
 import http from 'node:http'
 
 /**
+ * An event frame as it arrived: its event name, size in bytes and performance.now() on arrival.
+ * @typedef {{ event: string, bytes: number, at: number }} Frame
+ */
+/**
+ * An open stream; its fields fill in as bytes arrive.
+ * @typedef {object} Stream
+ * @property {number} sentAt
+ * @property {number} status the response's status; 0 until the headers arrive
+ * @property {number} headersAt
+ * @property {number} firstByteAt
+ * @property {number} endAt NaN until the stream ended, failed or was closed
+ * @property {number} bytes
+ * @property {Frame[]} events every event frame, in order
+ * @property {number} heartbeats the `:` comments received
+ * @property {Error | undefined} error
+ * @property {boolean} ended the server ended the response
+ * @property {boolean} closedByUs
+ * @property {() => void} close
+ * @property {Promise<Stream>} done resolves (never rejects) when the stream ends, fails or is closed
+ */
+
+/**
  * Opens `POST url` with a JSON body and reads the event stream. The returned object fills in as
  * bytes arrive; `done` resolves when the stream ends, fails or is closed with `close()`.
- * Times are performance.now() values.
+ * Times are performance.now() values. `onFrame` is called after every frame, comments included.
+ * @param {string} url
+ * @param {unknown} body
+ * @param {{ headers?: Record<string, string>, agent?: http.Agent, onFrame?: (stream: Stream, frame: Frame | { comment: true, at: number }) => void }} [options]
+ * @returns {Stream}
  */
 export function openStream(url, body, { headers = {}, agent, onFrame } = {}) {
   const payload = JSON.stringify(body)
+  /** @type {Omit<Stream, 'done'> & { done?: Promise<Stream> }} */
   const stream = {
     sentAt: performance.now(),
     status: 0,
@@ -17,19 +44,19 @@ export function openStream(url, body, { headers = {}, agent, onFrame } = {}) {
     firstByteAt: NaN,
     endAt: NaN,
     bytes: 0,
-    /** [{ event, bytes, at }]: every event frame, in order. */
     events: [],
     heartbeats: 0,
     error: undefined,
     ended: false,
     closedByUs: false,
     close: () => {},
-    done: undefined,
   }
-  stream.done = new Promise((resolve) => {
+  // The same object, whole once `done` is set here, before anyone can read it.
+  const opened = /** @type {Stream} */ (stream)
+  opened.done = new Promise((resolve) => {
     const finish = () => {
       stream.endAt = performance.now()
-      resolve(stream)
+      resolve(opened)
     }
     const req = http.request(url, {
       method: 'POST',
@@ -45,7 +72,7 @@ export function openStream(url, body, { headers = {}, agent, onFrame } = {}) {
       finish()
     })
     req.on('response', (res) => {
-      stream.status = res.statusCode
+      stream.status = res.statusCode ?? 0
       stream.headersAt = performance.now()
       let pending = ''
       res.setEncoding('utf8')
@@ -60,13 +87,13 @@ export function openStream(url, body, { headers = {}, agent, onFrame } = {}) {
           pending = pending.slice(cut + 2)
           if (block.startsWith(':')) {
             stream.heartbeats++
-            onFrame?.(stream, { comment: true, at })
+            onFrame?.(opened, { comment: true, at })
             continue
           }
           const event = /^event: (.*)$/m.exec(block)?.[1] ?? 'message'
           const frame = { event, bytes: Buffer.byteLength(block), at }
           stream.events.push(frame)
-          onFrame?.(stream, frame)
+          onFrame?.(opened, frame)
         }
       })
       res.on('end', () => {
@@ -84,5 +111,5 @@ export function openStream(url, body, { headers = {}, agent, onFrame } = {}) {
     })
     req.end(payload)
   })
-  return stream
+  return opened
 }

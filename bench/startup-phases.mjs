@@ -8,6 +8,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 
 const dist = join(process.env.BENCH_HANGAR_ROOT ?? join(dirname(fileURLToPath(import.meta.url)), '..'), 'dist')
 const [what, target] = process.argv.slice(2)
+/** @type {Record<string, number>} */
 const mark = { entry: performance.now() }
 
 if (what === 'import') {

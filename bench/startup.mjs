@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { QUICK, ROOT, fmt, median, pollOk, startBaseline, startHangar, tempDir, textTable } from './lib.mjs'
+import { QUICK, ROOT, fmt, median, startBaseline, startHangar, tempDir, textTable } from './lib.mjs'
 import { summarize } from './cpu-profile.mjs'
 
 const PHASES = join(ROOT, 'bench', 'startup-phases.mjs')
@@ -17,7 +17,11 @@ const PHASES = join(ROOT, 'bench', 'startup-phases.mjs')
 /** The dependencies hangar's server imports at start-up, each timed alone in a fresh process. */
 const DEPENDENCIES = ['fastify', 'better-sqlite3', '@fastify/swagger', '@fastify/swagger-ui', '@fastify/cors', '@sinclair/typebox', 'pino', 'close-with-grace', 'uuid']
 
-/** Runs `node ...args` to its end; resolves with its stdout and the wall time from spawn to exit. */
+/**
+ * Runs `node ...args` to its end; resolves with its stdout and the wall time from spawn to exit.
+ * @param {string[]} args
+ * @returns {Promise<{ out: string, ms: number }>}
+ */
 function runNode(args) {
   const started = performance.now()
   const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] })
@@ -29,6 +33,10 @@ function runNode(args) {
   })
 }
 
+/**
+ * Spawn to ready (the first 200 from /ok), in ms, of the server `start()` starts; then stops it.
+ * @param {() => Promise<import('./lib.mjs').Server>} start
+ */
 async function timeToOk(start) {
   const server = await start()
   const ms = server.readyAt - server.spawnedAt
@@ -36,8 +44,14 @@ async function timeToOk(start) {
   return ms
 }
 
-/** Median of each step over `times` fresh processes. */
+/**
+ * Median of each step over `times` fresh processes.
+ * @param {'hangar' | 'bare'} kind
+ * @param {number} times
+ * @returns {Promise<Record<string, number>>} ms since the process started, by step (see startup-phases.mjs)
+ */
 async function phases(kind, times) {
+  /** @type {Record<string, number>[]} */
   const runs = []
   for (let i = 0; i < times; i++) runs.push(JSON.parse((await runNode([PHASES, kind])).out))
   const keys = Object.keys(runs[0])
@@ -51,15 +65,19 @@ async function profileStart() {
     const server = await startHangar({ nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${tmp.dir}`, '--cpu-prof-interval=250'] })
     await server.stop()
     const file = readdirSync(tmp.dir).find((f) => f.endsWith('.cpuprofile'))
+    if (file === undefined) throw new Error(`node --cpu-prof wrote no .cpuprofile into ${tmp.dir}`)
     return summarize(JSON.parse(readFileSync(join(tmp.dir, file), 'utf8')), 'caller')
   } finally {
     tmp.remove()
   }
 }
 
+/** @param {{ quick?: boolean, log?: (line: string) => void }} [options] */
 export async function startup({ quick = QUICK, log = console.error } = {}) {
   const times = quick ? 3 : 10
+  /** @type {number[]} */
   const hangar = []
+  /** @type {number[]} */
   const bare = []
   log(`  start-up: ${times} starts of each, alternating …`)
   // A first start of each warms the file system cache; it is not counted.
@@ -69,14 +87,17 @@ export async function startup({ quick = QUICK, log = console.error } = {}) {
     hangar.push(await timeToOk(() => startHangar()))
     bare.push(await timeToOk(() => startBaseline({}, [], { poll: true })))
   }
+  /** @type {number[]} */
   const nodeAlone = []
   for (let i = 0; i < times; i++) nodeAlone.push((await runNode(['-e', '0'])).ms)
 
   log('  start-up: where the time goes …')
   const hangarPhases = await phases('hangar', quick ? 2 : 5)
   const barePhases = await phases('bare', quick ? 2 : 5)
+  /** @type {{ dep: string, ms: number }[]} */
   const imports = []
   for (const dep of DEPENDENCIES) {
+    /** @type {number[]} */
     const samples = []
     for (let i = 0; i < (quick ? 1 : 3); i++) {
       const mark = JSON.parse((await runNode([PHASES, 'import', dep])).out)
@@ -99,6 +120,9 @@ export async function startup({ quick = QUICK, log = console.error } = {}) {
   }
 }
 
+/** @typedef {Awaited<ReturnType<typeof startup>>} StartupResult */
+
+/** @param {StartupResult} r */
 export function startupTable(r) {
   return textTable(['figure', 'hangar', 'bare', 'ratio h/b', 'target'], [
     [`spawn → first 200 from /ok, median of ${r.times} ms`, fmt(r.hangar.median), fmt(r.bare.median), fmt(r.ratio), '≤ 2× and < 500 ms'],
@@ -107,7 +131,10 @@ export function startupTable(r) {
   ])
 }
 
-/** The steps of each start (ms from process start, median) and the top costs. */
+/**
+ * The steps of each start (ms from process start, median) and the top costs.
+ * @param {StartupResult} r
+ */
 export function startupBreakdown(r) {
   const h = r.hangarPhases
   const b = r.barePhases

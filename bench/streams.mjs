@@ -14,9 +14,38 @@ import { openStream } from './sse-client.mjs'
 
 const HEADERS = { 'x-api-key': API_KEY }
 
+/**
+ * What a run of this benchmark does: runs timed one after the other (after `warmup` untimed), the
+ * seconds of the runs/s test, and the open streams test's number, heartbeat and watch window.
+ * @typedef {{ runs: number, warmup: number, seconds: number, n: number, heartbeatMs: number, watchMs: number }} Settings
+ */
+/** @typedef {Awaited<ReturnType<typeof latencyAndRate>>} LatencyAndRate */
+/** @typedef {Awaited<ReturnType<typeof holdStreams>>} Hold */
+/**
+ * The figures of both servers.
+ * @typedef {object} StreamsResult
+ * @property {Settings} settings
+ * @property {LatencyAndRate & { rssKiB: number }} hangar
+ * @property {LatencyAndRate} bare
+ * @property {Awaited<ReturnType<typeof probeShape>>} shape what hangar wrote, which the bare app wrote too
+ * @property {Hold & { warnings: string[] }} hangarHold with the warnings hangar wrote on stderr
+ * @property {Hold} bareHold
+ */
+
+/**
+ * A new thread's id.
+ * @param {string} url
+ * @param {http.Agent} agent
+ * @returns {Promise<string>}
+ */
 const newThread = async (url, agent) => (await json(`${url}/threads`, { method: 'POST', headers: JSON_HEADERS, body: {}, agent }, 200)).thread_id
 
-/** One run from a fresh thread; the thread's creation is not timed. */
+/**
+ * One run from a fresh thread; the thread's creation is not timed.
+ * @param {string} url
+ * @param {http.Agent} agent
+ * @param {number} [expectedEvents] the run fails when it has another number of events
+ */
 async function oneRun(url, agent, expectedEvents) {
   const threadId = await newThread(url, agent)
   const stream = await openStream(`${url}/threads/${threadId}/runs/stream`, RUN_BODY('agent'), { headers: HEADERS, agent }).done
@@ -24,7 +53,10 @@ async function oneRun(url, agent, expectedEvents) {
   return { ok, firstByteMs: stream.firstByteAt - stream.sentAt, endMs: stream.endAt - stream.sentAt, stream }
 }
 
-/** What hangar writes for one agent run and for a held pipeline run, so the baseline can write the same sizes. */
+/**
+ * What hangar writes for one agent run, so the baseline can write the same sizes.
+ * @param {string} url
+ */
 async function probeShape(url) {
   const agent = new http.Agent({ keepAlive: true })
   const threadBody = await json(`${url}/threads`, { method: 'POST', headers: JSON_HEADERS, body: {}, agent }, 200)
@@ -34,6 +66,11 @@ async function probeShape(url) {
   return { thread: JSON.stringify(threadBody).length, frames: stream.events.map(({ event, bytes }) => ({ event, bytes })) }
 }
 
+/**
+ * Latency of `runs` runs one at a time, then runs per second with 20 clients for `seconds`.
+ * @param {string} url
+ * @param {Settings & { expectedEvents: number }} settings
+ */
 async function latencyAndRate(url, { runs, warmup, seconds, expectedEvents }) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 })
   try {
@@ -77,6 +114,8 @@ async function latencyAndRate(url, { runs, warmup, seconds, expectedEvents }) {
  * Opens `n` pipeline streams (hangar's clock frozen: each waits in its first node), counts
  * heartbeats for a while, measures RSS, then moves the clock one second and times how long the
  * next event takes to reach every stream.
+ * @param {{ url: string, pid: number }} server
+ * @param {Settings} settings
  */
 async function holdStreams(server, { n, heartbeatMs, watchMs }) {
   const { url, pid } = server
@@ -87,9 +126,10 @@ async function holdStreams(server, { n, heartbeatMs, watchMs }) {
   const threads = await pool(n, 20, () => newThread(url, control))
 
   // Each stream is open once its first two events (metadata and the input's values) arrived.
+  /** @type {import('./sse-client.mjs').Stream[]} */
   const streams = []
   const openStarted = performance.now()
-  await pool(n, 50, (i) => new Promise((resolve) => {
+  await pool(n, 50, (i) => /** @type {Promise<void>} */ (new Promise((resolve) => {
     const stream = openStream(`${url}/threads/${threads[i]}/runs/stream`, RUN_BODY('pipeline'), {
       headers: HEADERS,
       agent: streamsAgent,
@@ -97,7 +137,7 @@ async function holdStreams(server, { n, heartbeatMs, watchMs }) {
     })
     stream.done.then(() => resolve())
     streams.push(stream)
-  }))
+  })))
   const openSeconds = (performance.now() - openStarted) / 1000
   const held = streams.map((s) => s.events.length)
 
@@ -110,6 +150,7 @@ async function holdStreams(server, { n, heartbeatMs, watchMs }) {
   // One event to all: the clock moves, every run leaves its first node and emits.
   const before = streams.map((s) => s.events.length)
   const arrived = new Array(n).fill(NaN)
+  /** @type {Promise<void>} */
   const allArrived = new Promise((resolve) => {
     let remaining = n
     streams.forEach((s, i) => {
@@ -158,6 +199,10 @@ async function holdStreams(server, { n, heartbeatMs, watchMs }) {
   }
 }
 
+/**
+ * What hangar writes when a held pipeline run's stream opens, and the next frame once the clock moves.
+ * @param {string} url
+ */
 async function holdShape(url) {
   const agent = new http.Agent({ keepAlive: true })
   await json(`${url}/_hangar/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: { action: 'freeze' }, agent }, 200)
@@ -175,51 +220,56 @@ async function holdShape(url) {
   return { hold, next: { event: next.event, bytes: next.bytes } }
 }
 
+/**
+ * @param {{ quick?: boolean, log?: (line: string) => void }} [options]
+ * @returns {Promise<StreamsResult>}
+ */
 export async function streams({ quick = QUICK, log = console.error } = {}) {
+  /** @type {Settings} */
   const settings = { runs: quick ? 20 : 200, warmup: quick ? 5 : 20, seconds: quick ? 2 : 10, n: 1000, heartbeatMs: 1000, watchMs: quick ? 2500 : 5000 }
-  const result = { settings }
 
   // 1 and 2: latency and rate.
   let hangar = await startHangar()
-  let shape
+  let shape, hangarFigures
   try {
     shape = await probeShape(hangar.url)
     log(`  streams: latency and runs/s, hangar ${hangar.url} …`)
-    result.hangar = await latencyAndRate(hangar.url, { ...settings, expectedEvents: shape.frames.length })
-    result.hangar.rssKiB = memoryOf(hangar.pid).rssKiB
+    hangarFigures = { ...await latencyAndRate(hangar.url, { ...settings, expectedEvents: shape.frames.length }), rssKiB: memoryOf(hangar.pid).rssKiB }
   } finally {
     await hangar.stop()
   }
   let bare = await startBaseline(shape)
+  let bareFigures
   try {
     log(`  streams: latency and runs/s, bare ${bare.url} …`)
-    result.bare = await latencyAndRate(bare.url, { ...settings, expectedEvents: shape.frames.length })
+    bareFigures = await latencyAndRate(bare.url, { ...settings, expectedEvents: shape.frames.length })
   } finally {
     await bare.stop()
   }
-  result.shape = shape
 
   // 3: 1,000 open streams with heartbeats.
   hangar = await startHangar({ extra: ['--heartbeat-ms', String(settings.heartbeatMs)] })
-  let holdShapeOf
+  let holdShapeOf, hangarHold
   try {
     holdShapeOf = await holdShape(hangar.url)
     log(`  streams: ${settings.n} open streams, hangar ${hangar.url} …`)
-    result.hangarHold = await holdStreams(hangar, settings)
-    result.hangarHold.warnings = [...new Set(hangar.stderr().split('\n').filter((line) => /warning/i.test(line)))]
+    const held = await holdStreams(hangar, settings)
+    hangarHold = { ...held, warnings: [...new Set(hangar.stderr().split('\n').filter((line) => /warning/i.test(line)))] }
   } finally {
     await hangar.stop()
   }
   bare = await startBaseline({ ...shape, ...holdShapeOf }, ['--heartbeat-ms', String(settings.heartbeatMs)])
+  let bareHold
   try {
     log(`  streams: ${settings.n} open streams, bare ${bare.url} …`)
-    result.bareHold = await holdStreams(bare, settings)
+    bareHold = await holdStreams(bare, settings)
   } finally {
     await bare.stop()
   }
-  return result
+  return { settings, hangar: hangarFigures, bare: bareFigures, shape, hangarHold, bareHold }
 }
 
+/** @param {StreamsResult} r */
 export function streamsTable(r) {
   const h = r.hangar
   const b = r.bare

@@ -8,10 +8,18 @@ import { DEPLOYMENT_BODY, JSON_HEADERS, QUICK, fmt, json, load, startBaseline, s
 
 const SEEDED = 25
 
+/**
+ * A route measured: `options(ids)` is autocannon's request for it, given the seeded deployments' ids;
+ * `target` is the least ratio of hangar's req/s to the bare route's.
+ * @typedef {{ key: 'get' | 'list' | 'post', label: string, target: number, options: (ids: string[]) => import('autocannon').Request }} Scenario
+ */
+/** @typedef {{ duration: number, warmup: number }} Settings seconds of each measurement and of the warm-up before it */
+
 /** Every POST, of either server, gets a name of its own: deployment names are unique per workspace. */
 let counter = 0
 const uniqueName = () => `bench-${process.pid}-${++counter}`
 
+/** @type {Scenario[]} */
 const SCENARIOS = [
   {
     key: 'get',
@@ -33,8 +41,12 @@ const SCENARIOS = [
   },
 ]
 
-/** Seeds deployments and measures hangar's answers, so the baseline can answer the same number of bytes. */
+/**
+ * Seeds deployments and measures hangar's answers, so the baseline can answer the same number of bytes.
+ * @param {string} url
+ */
 async function seedAndMeasure(url) {
+  /** @type {string[]} */
   const ids = []
   let post = 0
   for (let i = 0; i < SEEDED; i++) {
@@ -48,6 +60,13 @@ async function seedAndMeasure(url) {
   return { ids, shape: { get, post, list: JSON.stringify(list).length } }
 }
 
+/**
+ * A warm-up, then the measured run of one scenario.
+ * @param {import('./lib.mjs').Server} server
+ * @param {Scenario} scenario
+ * @param {string[]} ids
+ * @param {Settings} settings
+ */
 async function measure(server, scenario, ids, { duration, warmup }) {
   const base = { headers: JSON_HEADERS, connections: 50 }
   const requests = [scenario.options(ids)]
@@ -55,7 +74,9 @@ async function measure(server, scenario, ids, { duration, warmup }) {
   return load(server.url, { ...base, duration, requests }, server.pid)
 }
 
+/** @param {{ quick?: boolean, log?: (line: string) => void }} [options] */
 export async function throughput({ quick = QUICK, log = console.error } = {}) {
+  /** @type {Settings} */
   const settings = { duration: quick ? 2 : 10, warmup: quick ? 0.5 : 2 }
   const rows = []
   for (const scenario of SCENARIOS) {
@@ -93,6 +114,7 @@ export async function throughput({ quick = QUICK, log = console.error } = {}) {
   return { settings, rows }
 }
 
+/** @param {Awaited<ReturnType<typeof throughput>>} result */
 export function throughputTable({ rows }) {
   return textTable(
     ['route', 'answer B', 'hangar req/s', 'bare req/s', 'ratio', 'target', 'server CPU µs/req h/b', 'CPU ratio b/h', 'hangar p50/p99 ms', 'bare p50/p99 ms', 'non-2xx h/b', 'errors h/b'],

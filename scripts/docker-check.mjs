@@ -42,10 +42,71 @@ const OS_PACKAGE_MANAGERS = new Set(['apt-get', 'apt', 'aptitude', 'dpkg', 'apk'
 const SYSTEM_PATHS = new Set(['/dev/null', '/dev/stdout', '/dev/stderr', '/bin/sh', '/usr/bin/env'])
 const INSTRUCTIONS = new Set(['FROM', 'WORKDIR', 'COPY', 'RUN', 'ENV', 'USER', 'EXPOSE', 'VOLUME', 'HEALTHCHECK', 'CMD'])
 
+/** @param {string} message */
 const log = (message) => console.log(`docker-check: ${message}`)
+
+/**
+ * One logical instruction of the Dockerfile: its first line, its keyword (upper case), the rest.
+ * @typedef {{ line: number, keyword: string, args: string, text: string }} Instruction
+ */
+/**
+ * A stage's operations, by keyword (FROM makes the stage itself): what the build and the start need of each.
+ * @typedef {{ line: number, text: string }} OpBase
+ * @typedef {OpBase & { keyword: 'WORKDIR', path: string }} WorkdirOp
+ * @typedef {OpBase & { keyword: 'ENV', pairs: [string, string][] }} EnvOp
+ * @typedef {OpBase & { keyword: 'COPY', from: string | null, chown: string | null, sources: string[], dest: string, workdir: string }} CopyOp
+ * @typedef {OpBase & { keyword: 'RUN', env: Map<string, string>, workdir: string } & ({ exec: string[], shell: null } | { exec: null, shell: string })} RunOp
+ * @typedef {OpBase & { keyword: 'USER', user: string }} UserOp
+ * @typedef {OpBase & { keyword: 'VOLUME', paths: string[] }} VolumeOp
+ * @typedef {OpBase & { keyword: 'EXPOSE' | 'HEALTHCHECK' | 'CMD' }} DeclarationOp what the stage records (see Stage) and the start uses
+ * @typedef {WorkdirOp | EnvOp | CopyOp | RunOp | UserOp | VolumeOp | DeclarationOp} Op
+ */
+/**
+ * CMD: exec form (`exec`) or shell form (`shell`).
+ * @typedef {{ line: number, exec: string[], shell: null } | { line: number, exec: null, shell: string }} Command
+ */
+/**
+ * HEALTHCHECK: its command (`exec` when in exec form; `shell` is the text as written), its options
+ * (durations in ms) and the time limit of one check.
+ * @typedef {{ line: number, exec: string[] | null, shell: string, options: Record<string, number>, timeoutMs: number }} Healthcheck
+ */
+/**
+ * One build stage, as parsed.
+ * @typedef {object} Stage
+ * @property {number} index
+ * @property {number} line
+ * @property {string} image
+ * @property {string | null} name lower case
+ * @property {string} label how the log names it
+ * @property {Op[]} ops
+ * @property {Map<string, string>} env its ENV so far
+ * @property {string} workdir
+ * @property {string | null} user
+ * @property {string[]} expose
+ * @property {string[]} volumes
+ * @property {Healthcheck | null | undefined} healthcheck undefined when none is declared, null for HEALTHCHECK NONE
+ * @property {Command | null} cmd
+ */
+/**
+ * A `chown owner targets...` a RUN line holds (container paths).
+ * @typedef {{ owner: string, targets: string[] }} Chown
+ */
+/**
+ * How a child ended: exit code or signal, or the error that kept it from starting.
+ * @typedef {{ code: number | null, signal: NodeJS.Signals | null, error: Error | null }} Exit
+ */
+/** @typedef {(env: Map<string, string>) => Record<string, string>} MapEnv a stage's ENV with container paths mapped into its directory */
+
+/** @param {unknown} error */
+const messageOf = (error) => (error instanceof Error ? error.message : String(error))
 
 /** A failed step: its name, what went wrong and, when a child process was involved, its output. */
 class CheckError extends Error {
+  /**
+   * @param {string} step
+   * @param {string} message
+   * @param {string} [output]
+   */
   constructor(step, message, output) {
     super(message)
     this.step = step
@@ -53,17 +114,27 @@ class CheckError extends Error {
   }
 }
 
-/** A failure to understand the Dockerfile, pointing at its line. */
+/**
+ * A failure to understand the Dockerfile, pointing at its line.
+ * @param {number} line
+ * @param {string} message
+ */
 const parseError = (line, message) => new CheckError('parse Dockerfile', `${path.basename(dockerfilePath)}:${line}: ${message}`)
 
 // ---------------------------------------------------------------------------------------------
 // Dockerfile parsing (the subset hangar's Dockerfile uses)
 // ---------------------------------------------------------------------------------------------
 
-/** Split the file into logical instructions: comments dropped, `\` continuations joined. */
+/**
+ * Split the file into logical instructions: comments dropped, `\` continuations joined.
+ * @param {string} text
+ * @returns {Instruction[]}
+ */
 function readInstructions(text) {
   const lines = text.split(/\r?\n/)
+  /** @type {{ line: number, text: string }[]} */
   const instructions = []
+  /** @type {{ line: number, text: string } | null} */
   let current = null
   let directivesAllowed = true
   for (const [index, raw] of lines.entries()) {
@@ -95,12 +166,19 @@ function readInstructions(text) {
   if (current !== null) instructions.push(current)
   return instructions.map(({ line, text }) => {
     const match = /^(\S+)\s*([\s\S]*)$/.exec(text)
+    // Only a last line that is a lone `\` leaves an instruction without a word.
+    if (!match) throw parseError(line, 'the file ends inside an instruction continued with \\')
     return { line, keyword: match[1].toUpperCase(), args: match[2].trim(), text }
   })
 }
 
-/** Take leading `--name=value` flags; any flag not in `allowed` is an error. */
+/**
+ * Take leading `--name=value` flags; any flag not in `allowed` is an error.
+ * @param {Instruction} ins
+ * @param {string[]} allowed
+ */
 function takeFlags(ins, allowed) {
+  /** @type {Record<string, string>} */
   const flags = {}
   let rest = ins.args
   for (;;) {
@@ -113,7 +191,12 @@ function takeFlags(ins, allowed) {
   return { flags, rest: rest.trim() }
 }
 
-/** Exec form (a JSON array of strings) or null for shell form; JSON-looking but invalid is an error. */
+/**
+ * Exec form (a JSON array of strings) or null for shell form; JSON-looking but invalid is an error.
+ * @param {Instruction} ins
+ * @param {string} text
+ * @returns {string[] | null}
+ */
 function execForm(ins, text) {
   if (!text.startsWith('[')) return null
   let value
@@ -132,8 +215,13 @@ function execForm(ins, text) {
  * Docker's word processing for ENV, WORKDIR, COPY, VOLUME, USER and EXPOSE: quotes removed,
  * backslash escapes, $VAR / ${VAR} / ${VAR:-word} / ${VAR:+word} expanded from the stage's ENV.
  * With `split`, unquoted whitespace separates words; without, the whole text is one word.
+ * @param {Instruction} ins
+ * @param {string} text
+ * @param {Map<string, string>} env
+ * @param {boolean} [split]
  */
 function shellWords(ins, text, env, split = true) {
+  /** @type {string[]} */
   const words = []
   let word = ''
   let inWord = false
@@ -142,12 +230,13 @@ function shellWords(ins, text, env, split = true) {
     // text[i] === '$'
     const braced = /^\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:[-+])([^}]*))?\}/.exec(text.slice(i))
     const plain = /^\$([A-Za-z_][A-Za-z0-9_]*)/.exec(text.slice(i))
-    if (!braced && !plain) {
+    const variable = braced ?? plain
+    if (!variable) {
       if (text[i + 1] === '{') throw parseError(ins.line, `unsupported variable form in ${ins.keyword}: ${text.slice(i)}`)
       i += 1
       return '$'
     }
-    const [whole, name, modifier, operand] = braced ?? plain
+    const [whole, name, modifier, operand] = variable
     i += whole.length
     const value = env.get(name)
     if (modifier === ':-') return value ? value : operand
@@ -196,8 +285,13 @@ function shellWords(ins, text, env, split = true) {
   return words
 }
 
-/** Go duration (as HEALTHCHECK options take them) in milliseconds. */
+/**
+ * Go duration (as HEALTHCHECK options take them) in milliseconds.
+ * @param {Instruction} ins
+ * @param {string} value
+ */
 function parseDuration(ins, value) {
+  /** @type {Record<string, number>} */
   const units = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
   const parts = [...value.matchAll(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g)]
   if (parts.length === 0 || parts.map((p) => p[0]).join('') !== value) {
@@ -206,10 +300,15 @@ function parseDuration(ins, value) {
   return parts.reduce((sum, [, amount, unit]) => sum + Number(amount) * units[unit], 0)
 }
 
-/** Break a shell command into top-level segments on && || ; | (quotes respected). */
+/**
+ * Break a shell command into top-level segments on && || ; | (quotes respected).
+ * @param {string} command
+ */
 function shellSegments(command) {
+  /** @type {{ text: string, after: string | null }[]} */
   const segments = []
   let start = 0
+  /** @type {string | null} */
   let quote = null
   for (let i = 0; i < command.length; i++) {
     const c = command[i]
@@ -238,14 +337,21 @@ function shellSegments(command) {
   return segments
 }
 
-/** First command word of a shell segment, skipping `VAR=value` prefixes. */
+/**
+ * First command word of a shell segment, skipping `VAR=value` prefixes.
+ * @param {string} segment
+ */
 function commandWord(segment) {
   const words = segment.split(/\s+/).filter(Boolean)
   return words.find((word) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(word)) ?? ''
 }
 
-/** Parse the Dockerfile into stages of structured operations, expanding variables as Docker does. */
+/**
+ * Parse the Dockerfile into stages of structured operations, expanding variables as Docker does.
+ * @param {string} text
+ */
 function parseDockerfile(text) {
+  /** @type {Stage[]} */
   const stages = []
   for (const ins of readInstructions(text)) {
     if (!INSTRUCTIONS.has(ins.keyword)) {
@@ -263,6 +369,7 @@ function parseDockerfile(text) {
         line: ins.line,
         image: match[1],
         name: match[2]?.toLowerCase() ?? null,
+        label: match[2]?.toLowerCase() ?? `stage ${stages.length}`,
         ops: [],
         env: new Map(),
         workdir: '/',
@@ -277,16 +384,17 @@ function parseDockerfile(text) {
     const stage = stages.at(-1)
     if (!stage) throw parseError(ins.line, `${ins.keyword} before the first FROM`)
     const env = stage.env
-    const op = { line: ins.line, keyword: ins.keyword, text: ins.text }
+    const base = { line: ins.line, text: ins.text }
     switch (ins.keyword) {
       case 'WORKDIR': {
         const words = shellWords(ins, ins.args, env, false)
         if (words.length !== 1 || words[0] === '') throw parseError(ins.line, 'WORKDIR needs one path')
         stage.workdir = posix.resolve(stage.workdir, words[0])
-        op.path = stage.workdir
+        stage.ops.push({ ...base, keyword: 'WORKDIR', path: stage.workdir })
         break
       }
       case 'ENV': {
+        /** @type {[string, string][]} */
         const pairs = []
         if (/^[A-Za-z_][A-Za-z0-9_.-]*=/.test(ins.args)) {
           for (const word of shellWords(ins, ins.args, env, true)) {
@@ -302,7 +410,7 @@ function parseDockerfile(text) {
         }
         // Every pair sees the environment from before this instruction, as in Docker.
         for (const [key, value] of pairs) env.set(key, value)
-        op.pairs = pairs
+        stage.ops.push({ ...base, keyword: 'ENV', pairs })
         break
       }
       case 'COPY': {
@@ -310,33 +418,31 @@ function parseDockerfile(text) {
         const exec = execForm(ins, rest)
         const words = exec ?? shellWords(ins, rest, env, true)
         if (words.length < 2) throw parseError(ins.line, 'COPY needs at least one source and a destination')
-        op.from = flags.from === undefined ? null : flags.from.toLowerCase()
-        op.chown = flags.chown ?? null
-        op.sources = words.slice(0, -1)
-        op.dest = words.at(-1)
-        op.workdir = stage.workdir
-        if (op.sources.length > 1 && !op.dest.endsWith('/')) {
-          throw parseError(ins.line, `COPY with several sources needs a destination ending in / (Docker refuses ${op.dest})`)
+        const sources = words.slice(0, -1)
+        const dest = words[words.length - 1]
+        if (sources.length > 1 && !dest.endsWith('/')) {
+          throw parseError(ins.line, `COPY with several sources needs a destination ending in / (Docker refuses ${dest})`)
         }
-        for (const source of op.sources) {
+        for (const source of sources) {
           if (/[*?[]/.test(source)) throw parseError(ins.line, `COPY source ${source}: wildcards are not supported by docker-check`)
         }
+        const from = flags.from === undefined ? null : flags.from.toLowerCase()
+        stage.ops.push({ ...base, keyword: 'COPY', from, chown: flags.chown ?? null, sources, dest, workdir: stage.workdir })
         break
       }
       case 'RUN': {
         const { rest } = takeFlags(ins, [])
-        op.exec = execForm(ins, rest)
-        op.shell = op.exec ? null : rest
-        if (!op.exec && !rest) throw parseError(ins.line, 'RUN needs a command')
-        op.env = new Map(env)
-        op.workdir = stage.workdir
+        const exec = execForm(ins, rest)
+        if (!exec && !rest) throw parseError(ins.line, 'RUN needs a command')
+        const run = { ...base, keyword: /** @type {const} */ ('RUN'), env: new Map(env), workdir: stage.workdir }
+        stage.ops.push(exec ? { ...run, exec, shell: null } : { ...run, exec: null, shell: rest })
         break
       }
       case 'USER': {
         const words = shellWords(ins, ins.args, env, true)
         if (words.length !== 1) throw parseError(ins.line, 'USER needs one user[:group]')
         stage.user = words[0]
-        op.user = words[0]
+        stage.ops.push({ ...base, keyword: 'USER', user: words[0] })
         break
       }
       case 'EXPOSE': {
@@ -347,6 +453,7 @@ function parseDockerfile(text) {
           if (!match) throw parseError(ins.line, `EXPOSE: ${word} is not a port like 8123 or 8123/tcp`)
           stage.expose.push(match[1])
         }
+        stage.ops.push({ ...base, keyword: 'EXPOSE' })
         break
       }
       case 'VOLUME': {
@@ -356,10 +463,11 @@ function parseDockerfile(text) {
           if (!p.startsWith('/') || posix.normalize(p) === '/') throw parseError(ins.line, `VOLUME ${p}: docker-check maps absolute paths below / only`)
           stage.volumes.push(posix.normalize(p).replace(/\/$/, ''))
         }
-        op.paths = paths
+        stage.ops.push({ ...base, keyword: 'VOLUME', paths })
         break
       }
       case 'HEALTHCHECK': {
+        stage.ops.push({ ...base, keyword: 'HEALTHCHECK' })
         if (/^NONE$/i.test(ins.args)) {
           stage.healthcheck = null
           break
@@ -367,6 +475,7 @@ function parseDockerfile(text) {
         const { flags, rest } = takeFlags(ins, ['interval', 'timeout', 'start-period', 'start-interval', 'retries'])
         const match = /^CMD\s+([\s\S]+)$/i.exec(rest)
         if (!match) throw parseError(ins.line, 'HEALTHCHECK must be "HEALTHCHECK [options] CMD command" or NONE')
+        /** @type {Record<string, number>} */
         const options = {}
         for (const [name, value] of Object.entries(flags)) {
           if (name === 'retries') {
@@ -381,11 +490,11 @@ function parseDockerfile(text) {
       case 'CMD': {
         const exec = execForm(ins, ins.args)
         if (!exec && !ins.args) throw parseError(ins.line, 'CMD needs a command')
-        stage.cmd = { line: ins.line, exec, shell: exec ? null : ins.args }
+        stage.cmd = exec ? { line: ins.line, exec, shell: null } : { line: ins.line, exec: null, shell: ins.args }
+        stage.ops.push({ ...base, keyword: 'CMD' })
         break
       }
     }
-    stage.ops.push(op)
   }
   if (stages.length === 0) throw new CheckError('parse Dockerfile', 'no FROM: not a Dockerfile?')
   return stages
@@ -395,7 +504,10 @@ function parseDockerfile(text) {
 // .dockerignore
 // ---------------------------------------------------------------------------------------------
 
-/** Regular expression for one .dockerignore pattern (Go filepath.Match plus **), anchored at the root. */
+/**
+ * Regular expression for one .dockerignore pattern (Go filepath.Match plus **), anchored at the root.
+ * @param {string} pattern
+ */
 function patternToRegExp(pattern) {
   let source = '^'
   for (let i = 0; i < pattern.length; ) {
@@ -432,8 +544,12 @@ function patternToRegExp(pattern) {
   return new RegExp(`${source}$`)
 }
 
-/** Rules of a .dockerignore file, and a predicate for a context-relative path (POSIX separators). */
+/**
+ * Rules of a .dockerignore file, and a predicate for a context-relative path (POSIX separators).
+ * @param {string} file
+ */
 function loadIgnore(file) {
+  /** @type {{ exception: boolean, regexp: RegExp, pattern: string }[]} */
   const rules = []
   if (fs.existsSync(file)) {
     for (const raw of fs.readFileSync(file, 'utf8').split(/\r?\n/)) {
@@ -447,7 +563,10 @@ function loadIgnore(file) {
     }
   }
   const hasExceptions = rules.some((rule) => rule.exception)
-  /** Ignored when the last rule that matches the path or one of its parent directories is not an exception. */
+  /**
+   * Ignored when the last rule that matches the path or one of its parent directories is not an exception.
+   * @param {string} relative
+   */
   const ignored = (relative) => {
     const parts = relative.split('/')
     const candidates = parts.map((_, n) => parts.slice(0, n + 1).join('/'))
@@ -459,17 +578,20 @@ function loadIgnore(file) {
   }
   return { file, rules, ignored, hasExceptions }
 }
+/** @typedef {ReturnType<typeof loadIgnore>} Ignore */
 
 // ---------------------------------------------------------------------------------------------
 // processes
 // ---------------------------------------------------------------------------------------------
 
+/** @type {Set<import('node:child_process').ChildProcess>} */
 const children = new Set()
 
 /** Keep the last TAIL_BYTES of a stream's output. */
 function collector() {
   let text = ''
   return {
+    /** @param {string} chunk */
     add(chunk) {
       text += chunk
       if (text.length > TAIL_BYTES) text = text.slice(-TAIL_BYTES)
@@ -480,7 +602,11 @@ function collector() {
   }
 }
 
-/** The last lines of a child's output, for a failure report. */
+/**
+ * The last lines of a child's output, for a failure report.
+ * @param {string} label
+ * @param {string} text
+ */
 function tail(label, text) {
   const lines = text.replace(/\s+$/, '').split('\n')
   if (lines.length === 1 && lines[0] === '') return `  (${label}: empty)`
@@ -489,13 +615,18 @@ function tail(label, text) {
   return [`  --- ${label} (last ${shown.length} lines${omitted ? `, ${omitted} earlier omitted` : ''}) ---`, ...shown.map((l) => `  ${l}`)].join('\n')
 }
 
-/** Spawn a child in its own process group (so a failure can end everything it started). */
+/**
+ * Spawn a child in its own process group (so a failure can end everything it started).
+ * @param {string[]} argv
+ * @param {{ cwd: string, env: NodeJS.ProcessEnv }} options
+ */
 function start(argv, { cwd, env }) {
   const child = spawn(argv[0], argv.slice(1), { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
   const stdout = collector()
   const stderr = collector()
   child.stdout.setEncoding('utf8').on('data', (chunk) => stdout.add(chunk))
   child.stderr.setEncoding('utf8').on('data', (chunk) => stderr.add(chunk))
+  /** @type {Promise<Exit>} */
   const exited = new Promise((resolve) => {
     child.on('error', (error) => resolve({ code: null, signal: null, error }))
     child.on('close', (code, signal) => resolve({ code, signal, error: null }))
@@ -505,7 +636,12 @@ function start(argv, { cwd, env }) {
   return { child, stdout, stderr, exited }
 }
 
-/** Run a child to completion, with an optional time limit after which its group is killed. */
+/**
+ * Run a child to completion, with an optional time limit after which its group is killed.
+ * @param {string[]} argv
+ * @param {{ cwd: string, env: NodeJS.ProcessEnv }} options
+ * @param {number} [timeoutMs]
+ */
 async function runToEnd(argv, options, timeoutMs) {
   const started = Date.now()
   const proc = start(argv, options)
@@ -522,7 +658,12 @@ async function runToEnd(argv, options, timeoutMs) {
   return { ...result, timedOut, ms: Date.now() - started, stdout: proc.stdout.text, stderr: proc.stderr.text }
 }
 
+/**
+ * @param {import('node:child_process').ChildProcess} child
+ * @param {NodeJS.Signals} signal
+ */
 function killGroup(child, signal) {
+  if (child.pid === undefined) return // it never started
   try {
     process.kill(-child.pid, signal)
   } catch {
@@ -530,11 +671,17 @@ function killGroup(child, signal) {
   }
 }
 
+/**
+ * @param {{ stderr: string, stdout: string }} result
+ * @param {string} [who]
+ */
 const childOutput = (result, who = '') => `${tail(`${who}stderr`, result.stderr)}\n${tail(`${who}stdout`, result.stdout)}`
 
+/** @param {Exit & { timedOut?: boolean }} result */
 const describeExit = (result) =>
   result.error ? `could not start: ${result.error.message}` : result.timedOut ? 'timed out and was killed' : result.signal ? `was killed by ${result.signal}` : `exited with code ${result.code}`
 
+/** @param {number} ms */
 const seconds = (ms) => (ms < 1000 ? `${Math.round(ms)}ms` : `${(ms / 1000).toFixed(1)}s`)
 
 /**
@@ -542,6 +689,7 @@ const seconds = (ms) => (ms < 1000 ? `${Math.round(ms)}ms` : `${(ms / 1000).toFi
  * would point a nested npm at this repository!), INIT_CWD, and the node_modules/.bin PATH entries.
  */
 function hostEnv() {
+  /** @type {NodeJS.ProcessEnv} */
   const env = {}
   for (const [key, value] of Object.entries(process.env)) {
     if (/^npm_/i.test(key) || key === 'INIT_CWD' || key === 'NODE') continue
@@ -555,26 +703,34 @@ function hostEnv() {
   return env
 }
 
-/** A TCP port that was free a moment ago: listen on port 0, read it, close. */
+/**
+ * A TCP port that was free a moment ago: listen on port 0, read it, close.
+ * @returns {Promise<number>}
+ */
 function freePort() {
   return new Promise((resolve, reject) => {
     const server = net.createServer()
     server.unref()
     server.on('error', reject)
     server.listen(0, () => {
-      const { port } = server.address()
+      // Listening on a TCP port, its address is an AddressInfo (a string only for a pipe or socket).
+      const { port } = /** @type {import('node:net').AddressInfo} */ (server.address())
       server.close(() => resolve(port))
     })
   })
 }
 
+/**
+ * @param {string} url
+ * @returns {Promise<{ status: number, body: string }>}
+ */
 function httpGet(url) {
   return new Promise((resolve, reject) => {
     const request = http.get(url, { timeout: REQUEST_TIMEOUT_MS }, (response) => {
       let body = ''
       response.setEncoding('utf8')
       response.on('data', (chunk) => (body += chunk))
-      response.on('end', () => resolve({ status: response.statusCode, body }))
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }))
       response.on('error', reject)
     })
     request.on('timeout', () => request.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS} ms`)))
@@ -586,22 +742,39 @@ function httpGet(url) {
 // the rehearsal
 // ---------------------------------------------------------------------------------------------
 
+/** @type {string[]} */
 const tempDirs = []
 
+/** @param {string} label */
 function makeTemp(label) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `docker-check-${label}-`))
   tempDirs.push(dir)
   return dir
 }
 
-/** Host path of an absolute container path in a stage directory. */
+/**
+ * Host path of an absolute container path in a stage directory.
+ * @param {string} root
+ * @param {string} containerPath
+ */
 const onHost = (root, containerPath) => path.join(root, ...posix.normalize(containerPath).split('/').filter(Boolean))
 
+/**
+ * The prefix `p` is (or is below), if any.
+ * @param {string} p
+ * @param {string[]} prefixes
+ */
 const underPrefix = (p, prefixes) => prefixes.find((prefix) => p === prefix || p.startsWith(`${prefix}/`))
 
-/** Copy a context path (file or directory) to `dest`, leaving out what .dockerignore excludes. */
+/**
+ * Copy a context path (file or directory) to `dest`, leaving out what .dockerignore excludes.
+ * @param {string} relative
+ * @param {string} dest
+ * @param {Ignore} ignore
+ */
 function copyFromContext(relative, dest, ignore) {
   let files = 0
+  /** @param {string} rel @param {string} target */
   const walk = (rel, target) => {
     const source = path.join(contextDir, ...rel.split('/'))
     const stat = fs.lstatSync(source)
@@ -629,7 +802,12 @@ function copyFromContext(relative, dest, ignore) {
   return files
 }
 
-/** A COPY source in the build context: inside it, present, and not excluded by .dockerignore. */
+/**
+ * A COPY source in the build context: inside it, present, and not excluded by .dockerignore.
+ * @param {string} step
+ * @param {string} source
+ * @param {Ignore} ignore
+ */
 function contextSource(step, source, ignore) {
   const relative = posix.normalize(source).replace(/^(\.\/)+/, '').replace(/^\/+/, '').replace(/\/+$/, '') || '.'
   if (relative === '..' || relative.startsWith('../')) throw new CheckError(step, `${source} is outside the build context`)
@@ -641,13 +819,27 @@ function contextSource(step, source, ignore) {
   return { relative, hostSource }
 }
 
-/** Where a COPY source lands: directories are copied by contents, files into a directory or onto a name. */
+/**
+ * Where a COPY source lands: directories are copied by contents, files into a directory or onto a name.
+ * @param {boolean} sourceIsDir
+ * @param {string} sourceName
+ * @param {string} destHost
+ * @param {boolean} destIsDir
+ */
 function copyTarget(sourceIsDir, sourceName, destHost, destIsDir) {
   if (sourceIsDir) return destHost
   if (destIsDir || (fs.existsSync(destHost) && fs.statSync(destHost).isDirectory())) return path.join(destHost, sourceName)
   return destHost
 }
 
+/**
+ * @param {Stage} stage
+ * @param {CopyOp} op
+ * @param {string} root the stage's directory
+ * @param {Map<Stage, string>} stageRoots the directories of the stages built so far
+ * @param {Map<string, Stage>} stagesByName
+ * @param {Ignore} ignore
+ */
 function doCopy(stage, op, root, stageRoots, stagesByName, ignore) {
   const step = `[${stage.label}] line ${op.line}: ${op.text}`
   const containerDest = posix.resolve(op.workdir, op.dest)
@@ -657,7 +849,8 @@ function doCopy(stage, op, root, stageRoots, stagesByName, ignore) {
   if (op.from !== null) {
     const from = stagesByName.get(op.from)
     if (!from) throw new CheckError(step, `--from=${op.from} is not an earlier stage of this Dockerfile (external images are not supported by docker-check)`)
-    const fromRoot = stageRoots.get(from)
+    // main() builds every stage a COPY --from names before the stage that names it.
+    const fromRoot = /** @type {string} */ (stageRoots.get(from))
     for (const source of op.sources) {
       const containerSource = posix.resolve('/', source)
       const hostSource = onHost(fromRoot, containerSource)
@@ -693,6 +886,11 @@ function doCopy(stage, op, root, stageRoots, stagesByName, ignore) {
  * Prepare a shell RUN line: OS package-manager lines are skipped (null), chown/chgrp segments are
  * dropped (ownership is checked statically instead), and absolute paths under the stage's WORKDIRs
  * and VOLUMEs are mapped into the stage directory. Anything else absolute is refused.
+ * @param {Stage} stage
+ * @param {RunOp & { shell: string }} op
+ * @param {string} root
+ * @param {string[]} prefixes
+ * @returns {{ skip: true, packages: string[] } | { skip: false, command: string, chowns: Chown[] }}
  */
 function prepareRun(stage, op, root, prefixes) {
   const step = `[${stage.label}] line ${op.line}: ${op.text}`
@@ -715,6 +913,7 @@ function prepareRun(stage, op, root, prefixes) {
       })
     return { skip: true, packages }
   }
+  /** @type {Chown[]} */
   const chowns = []
   const kept = []
   for (const [n, segment] of segments.entries()) {
@@ -743,6 +942,13 @@ function prepareRun(stage, op, root, prefixes) {
   return { skip: false, command: command ? mapped : '', chowns }
 }
 
+/**
+ * @param {Stage} stage
+ * @param {RunOp} op
+ * @param {string} root
+ * @param {string[]} prefixes
+ * @param {MapEnv} mapEnv
+ */
 async function doRun(stage, op, root, prefixes, mapEnv) {
   const step = `[${stage.label}] line ${op.line}: ${op.text}`
   let argv
@@ -778,6 +984,7 @@ async function doRun(stage, op, root, prefixes, mapEnv) {
   log(`[${stage.label}] RUN ${shown} (${seconds(result.ms)})`)
 }
 
+/** @param {string} name */
 function commandExists(name) {
   return (process.env.PATH ?? '').split(path.delimiter).some((dir) => {
     try {
@@ -789,17 +996,30 @@ function commandExists(name) {
   })
 }
 
-/** Container paths a stage's RUN lines and ENV values may name: its WORKDIRs and VOLUMEs. */
+/**
+ * Container paths a stage's RUN lines and ENV values may name: its WORKDIRs and VOLUMEs.
+ * @param {Stage} stage
+ */
 const stagePrefixes = (stage) =>
   [...new Set([...stage.ops.filter((op) => op.keyword === 'WORKDIR').map((op) => op.path), ...stage.volumes])].filter((p) => p !== '/')
 
-/** Build one stage in its temporary directory; returns the ENV mapping the final stage starts with. */
+/**
+ * Build one stage in its temporary directory; returns the ENV mapping the final stage starts with.
+ * @param {Stage} stage
+ * @param {string} root
+ * @param {Map<Stage, string>} stageRoots
+ * @param {Map<string, Stage>} stagesByName
+ * @param {Ignore} ignore
+ * @returns {Promise<{ mapEnv: MapEnv }>}
+ */
 async function buildStage(stage, root, stageRoots, stagesByName, ignore) {
   const prefixes = stagePrefixes(stage)
+  /** @param {string} value */
   const mapValue = (value) => {
     const prefix = value.startsWith('/') ? underPrefix(posix.normalize(value), prefixes) : undefined
     return prefix ? `${root}${value}` : value
   }
+  /** @type {MapEnv} */
   const mapEnv = (env) => Object.fromEntries([...env].map(([key, value]) => [key, mapValue(value)]))
   for (const op of stage.ops) {
     switch (op.keyword) {
@@ -835,7 +1055,11 @@ async function buildStage(stage, root, stageRoots, stagesByName, ignore) {
   return { mapEnv }
 }
 
-/** Without a real user `node`, at least check that each VOLUME is chowned to the USER that writes it. */
+/**
+ * Without a real user `node`, at least check that each VOLUME is chowned to the USER that writes it.
+ * @param {Stage} stage
+ * @param {Chown[]} chowns
+ */
 function checkOwnership(stage, chowns) {
   const step = `[${stage.label}] ownership (static)`
   if (!stage.user) {
@@ -866,12 +1090,18 @@ function checkOwnership(stage, chowns) {
  * every RUN line is one docker-check can run or skip, each VOLUME is chowned to the USER, and the
  * final stage has a CMD, a HEALTHCHECK, an EXPOSEd port carried by an ENV value, and an ENV path
  * on a VOLUME.
+ * @param {Stage[]} stages
+ * @param {Set<Stage>} needed
+ * @param {Stage} final
+ * @param {Ignore} ignore
  */
 function preflight(stages, needed, final, ignore) {
+  /** @type {Chown[]} */
   let chowns = []
   for (const stage of stages) {
     if (!needed.has(stage)) continue
     const prefixes = stagePrefixes(stage)
+    /** @type {Chown[]} */
     const found = []
     for (const op of stage.ops) {
       const step = `[${stage.label}] line ${op.line}: ${op.text}`
@@ -905,7 +1135,12 @@ function preflight(stages, needed, final, ignore) {
   log('preflight ok: COPY sources, RUN lines, ownership, CMD, HEALTHCHECK, EXPOSE and VOLUME are usable; building')
 }
 
-/** Start the final stage's CMD and put it through /ok, the HEALTHCHECK, SIGTERM and the volume check. */
+/**
+ * Start the final stage's CMD and put it through /ok, the HEALTHCHECK, SIGTERM and the volume check.
+ * @param {Stage} stage
+ * @param {string} root
+ * @param {MapEnv} mapEnv
+ */
 async function startFinal(stage, root, mapEnv) {
   const label = `[${stage.label}]`
 
@@ -921,8 +1156,11 @@ async function startFinal(stage, root, mapEnv) {
   const base = hostEnv()
   const containerEnv = { PATH: base.PATH, HOME: base.HOME ?? os.homedir(), ...env }
   const cwd = onHost(root, stage.workdir)
-  const argv = stage.cmd.exec ?? ['sh', '-c', stage.cmd.shell]
-  if (!stage.cmd.exec) log(`${label} note: CMD is in shell form; sh, not the server, would receive SIGTERM in a container`)
+  // preflight() refused a final stage without a CMD or a HEALTHCHECK.
+  const cmd = /** @type {Command} */ (stage.cmd)
+  const check = /** @type {Healthcheck} */ (stage.healthcheck)
+  const argv = cmd.exec ? cmd.exec : ['sh', '-c', cmd.shell]
+  if (!cmd.exec) log(`${label} note: CMD is in shell form; sh, not the server, would receive SIGTERM in a container`)
 
   log(`${label} CMD ${JSON.stringify(argv)} in ${cwd}`)
   const started = Date.now()
@@ -930,13 +1168,15 @@ async function startFinal(stage, root, mapEnv) {
   const output = () => childOutput({ stderr: server.stderr.text, stdout: server.stdout.text }, 'server ')
   try {
     // Ready when the server logs its "hangar listening on" line; no fixed sleeps.
+    /** @type {string} */
     const listening = await new Promise((resolve, reject) => {
       let buffer = ''
       const timer = setTimeout(() => reject(new CheckError(`${label} wait for "hangar listening on"`, `not ready within ${READY_TIMEOUT_MS / 1000} s`, output())), READY_TIMEOUT_MS)
+      /** @param {string} chunk */
       const onData = (chunk) => {
         buffer += chunk
         const lines = buffer.split('\n')
-        buffer = lines.pop()
+        buffer = lines.pop() ?? '' // the unfinished last line (split gives at least one)
         for (const line of lines) {
           let message = line
           try {
@@ -969,7 +1209,7 @@ async function startFinal(stage, root, mapEnv) {
     try {
       answer = await httpGet(url)
     } catch (error) {
-      throw new CheckError(`${label} GET ${url}`, error.message, output())
+      throw new CheckError(`${label} GET ${url}`, messageOf(error), output())
     }
     let body
     try {
@@ -988,13 +1228,12 @@ async function startFinal(stage, root, mapEnv) {
       try {
         page = await httpGet(`http://127.0.0.1:${port}${asset}`)
       } catch (error) {
-        throw new CheckError(`${label} GET ${asset}`, error.message, output())
+        throw new CheckError(`${label} GET ${asset}`, messageOf(error), output())
       }
       if (page.status !== 200 || page.body.length === 0) throw new CheckError(`${label} GET ${asset}`, `expected 200 with a body, got ${page.status} ${page.body.slice(0, 200)}`, output())
     }
     log(`${label} GET /_hangar/ui, its style sheet and its script -> 200`)
 
-    const check = stage.healthcheck
     const checkArgv = check.exec ?? ['sh', '-c', check.shell]
     const health = await runToEnd(checkArgv, { cwd, env: containerEnv }, check.timeoutMs)
     if (health.error || health.code !== 0) {
@@ -1003,9 +1242,10 @@ async function startFinal(stage, root, mapEnv) {
     log(`${label} HEALTHCHECK exit 0 in ${seconds(health.ms)} (timeout ${check.timeoutMs / 1000} s; ${check.exec ? 'exec form' : 'sh -c, exactly as written'})`)
 
     const stopping = Date.now()
-    process.kill(server.child.pid, 'SIGTERM')
+    process.kill(/** @type {number} */ (server.child.pid), 'SIGTERM') // it is running: it logged its ready line
+    /** @type {NodeJS.Timeout | undefined} */
     let stopTimer
-    const result = await Promise.race([server.exited, new Promise((resolve) => (stopTimer = setTimeout(() => resolve(null), STOP_TIMEOUT_MS)))])
+    const result = await Promise.race([server.exited, /** @type {Promise<null>} */ (new Promise((resolve) => (stopTimer = setTimeout(() => resolve(null), STOP_TIMEOUT_MS))))])
     clearTimeout(stopTimer)
     if (result === null) throw new CheckError(`${label} SIGTERM`, `still running ${STOP_TIMEOUT_MS / 1000} s after SIGTERM`, output())
     if (result.code !== 0) throw new CheckError(`${label} SIGTERM`, `the server ${describeExit(result)} (expected 0)`, output())
@@ -1042,16 +1282,18 @@ async function main() {
   const ignore = loadIgnore(ignoreFile)
   log(`Dockerfile ${dockerfilePath}: ${stages.length} stage${stages.length === 1 ? '' : 's'}; context ${contextDir}; ${ignore.rules.length} ignore rules from ${fs.existsSync(ignoreFile) ? ignoreFile : '(no .dockerignore)'}`)
 
+  /** @type {Map<string, Stage>} */
   const stagesByName = new Map()
   for (const stage of stages) {
-    stage.label = stage.name ?? `stage ${stage.index}`
     if (stage.name) stagesByName.set(stage.name, stage)
     stagesByName.set(String(stage.index), stage)
   }
   // Build only what the final stage needs, as BuildKit does.
-  const final = stages.at(-1)
+  const final = /** @type {Stage} */ (stages.at(-1)) // parseDockerfile() refuses a file without a stage
   final.label = final.name ?? 'runtime'
+  /** @type {Set<Stage>} */
   const needed = new Set()
+  /** @param {Stage} stage */
   const need = (stage) => {
     if (needed.has(stage)) return
     needed.add(stage)
@@ -1068,7 +1310,9 @@ async function main() {
   preflight(stages, needed, final, ignore)
 
   const hostMajor = process.versions.node.split('.')[0]
+  /** @type {Map<Stage, string>} */
   const stageRoots = new Map()
+  /** @type {MapEnv | undefined} */
   let mapEnv
   for (const stage of stages) {
     if (!needed.has(stage)) {
@@ -1082,7 +1326,8 @@ async function main() {
     log(`[${stage.label}] FROM ${stage.image} -> ${root} (this machine's node v${process.versions.node} stands in for the image${note})`)
     ;({ mapEnv } = await buildStage(stage, root, stageRoots, stagesByName, ignore))
   }
-  await startFinal(final, stageRoots.get(final), mapEnv)
+  // The final stage is needed, so the loop built it, last: its directory and its ENV mapping are set.
+  await startFinal(final, /** @type {string} */ (stageRoots.get(final)), /** @type {MapEnv} */ (mapEnv))
 }
 
 function cleanup() {
@@ -1096,7 +1341,7 @@ function cleanup() {
       // retries: a child killed a moment ago may still be writing into the directory
       fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 })
     } catch (error) {
-      console.error(`docker-check: could not remove ${dir}: ${error.message}`)
+      console.error(`docker-check: could not remove ${dir}: ${messageOf(error)}`)
     }
   }
   tempDirs.length = 0
@@ -1122,7 +1367,7 @@ try {
     console.error(`docker-check: FAILED at ${error.step}: ${error.message}`)
     if (error.output) console.error(error.output)
   } else {
-    console.error(`docker-check: FAILED (internal error): ${error?.stack ?? error}`)
+    console.error(`docker-check: FAILED (internal error): ${(error instanceof Error && error.stack) || error}`)
   }
   cleanup()
   console.error(`docker-check: failed after ${seconds(Date.now() - began)}`)

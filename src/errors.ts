@@ -49,8 +49,11 @@ export function sendError(reply: FastifyReply, error: ApiError) {
     .send({ detail: error.detail })
 }
 
+/** A kind of domain error: one of the classes of domain/errors.ts. */
+type DomainErrorKind = new (...args: never[]) => DomainError
+
 /** The status the real service answers each kind of domain error with. */
-const DOMAIN_STATUS: ReadonlyMap<Function, number> = new Map<Function, number>([
+const DOMAIN_STATUS: ReadonlyMap<DomainErrorKind, number> = new Map<DomainErrorKind, number>([
   [RuleViolation, 400],
   [NotFound, 404],
   [Conflict, 409],
@@ -61,7 +64,7 @@ const DOMAIN_STATUS: ReadonlyMap<Function, number> = new Map<Function, number>([
 
 /** The HTTP form of a domain error: its status, its message as the `detail`. */
 export function fromDomain(error: DomainError): ApiError {
-  const status = DOMAIN_STATUS.get(error.constructor)
+  const status = DOMAIN_STATUS.get(error.constructor as DomainErrorKind) // a domain error's class is a DomainErrorKind
   if (status === undefined) throw new Error(`no status is mapped for ${error.name}`)
   return new ApiError(status, error.message)
 }

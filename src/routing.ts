@@ -108,7 +108,7 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
 }
 
 /** Fastify's own routing errors (what is left of them) in the one error shape. */
-export function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
+export function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
   const status = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400
-  return sendError(reply, new ApiError(status, phrase(status)))
+  sendError(reply, new ApiError(status, phrase(status)))
 }

@@ -16,7 +16,6 @@ const IDS = {
 }
 const MODES = ['values', 'updates', 'messages-tuple', 'custom']
 
-type Done = Extract<EngineOutput, { kind: 'done' }>
 interface Timed {
   at: number
   output: EngineOutput

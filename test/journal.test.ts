@@ -3,7 +3,6 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http'
 import t, { type Test } from 'tap'
 import type { FastifyPluginAsync } from 'fastify'
-import { RequestJournal } from '../src/admin/journal.js'
 import { SseWriter } from '../src/sse/writer.js'
 import { githubDeployment, makeApp, serveApp, START, TENANT_A, TENANT_B, until } from './helpers.js'
 

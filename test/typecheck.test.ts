@@ -1,6 +1,8 @@
 // tap runs TypeScript without type-checking it; this test is the type check, so a type error
-// fails the suite like any other broken behaviour. Two programs: the server with its tests and
-// benchmarks (tsconfig.json), and the inspector page's scripts, which run in a browser (tsconfig.ui.json).
+// fails the suite like any other broken behaviour. Three programs: the server with its tests
+// (tsconfig.json); the inspector page's scripts, which run in a browser (tsconfig.ui.json); and the
+// plain JavaScript tools run with `node` (bench/, scripts/, .ci/), checked through their JSDoc types
+// (tsconfig.tools.json).
 
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
@@ -10,6 +12,7 @@ import { childEnv } from './server-process.js'
 const PROGRAMS = [
   ['tsconfig.json', 'the project type-checks'],
   ['tsconfig.ui.json', "the inspector page's scripts type-check"],
+  ['tsconfig.tools.json', 'the benchmarks, scripts and CI tools type-check'],
 ]
 
 for (const [project, name] of PROGRAMS) {

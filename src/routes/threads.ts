@@ -6,7 +6,7 @@ import { threadNotFound } from '../agent/run-requests.js'
 import type { GraphEngine } from '../agent/types.js'
 import { GraphError } from '../agent/engine.js'
 import { ApiError } from '../errors.js'
-import { AnyDict, errorResponses } from '../schemas/common.js'
+import { errorResponses } from '../schemas/common.js'
 import {
   CheckpointParams,
   HistoryQuery,

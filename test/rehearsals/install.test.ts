@@ -58,7 +58,7 @@ async function run(command: string, args: string[], cwd: string, env: NodeJS.Pro
   } catch (error) {
     const { stdout = '', stderr = '', code } = error as { stdout?: string; stderr?: string; code?: number }
     const tail = `${stdout}${stderr}`.split('\n').slice(-40).join('\n')
-    throw new Error(`${command} ${args.join(' ')} (in ${cwd}) exited ${code}:\n${tail}`)
+    throw new Error(`${command} ${args.join(' ')} (in ${cwd}) exited ${code}:\n${tail}`, { cause: error })
   }
 }
 
