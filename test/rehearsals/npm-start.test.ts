@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import t, { type Test } from 'tap'
 
-const ROOT = new URL('..', import.meta.url).pathname
+const ROOT = new URL('../..', import.meta.url).pathname
 /** What `npm start` reads: the manifest, the build's inputs, the build script, and what the server loads at run time. */
 const TREE = ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.ui.json', 'src', 'ui', 'scripts', 'fixtures']
 /** Two builds under load on a 2-core machine take a while; every wait inside is for an event. */

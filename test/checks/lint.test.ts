@@ -5,12 +5,12 @@
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import t from 'tap'
-import { childEnv } from './server-process.js'
+import { childEnv } from '../server-process.js'
 
 t.test('the code passes the linter (eslint.config.js)', async (t) => {
-  const eslint = new URL('../node_modules/eslint/bin/eslint.js', import.meta.url).pathname
+  const eslint = new URL('../../node_modules/eslint/bin/eslint.js', import.meta.url).pathname
   const result = await promisify(execFile)(process.execPath, [eslint, '--max-warnings', '0', '.'], {
-    cwd: new URL('..', import.meta.url).pathname,
+    cwd: new URL('../..', import.meta.url).pathname,
     env: childEnv(),
     maxBuffer: 16 * 1024 * 1024,
   }).then(
