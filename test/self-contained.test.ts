@@ -12,7 +12,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
 /** Ways a file can point outside the checkout at the shared folder. */
 const OUTSIDE = [
-  /\.\.\/+shared\b/, // '../shared', '../../shared/reference'
+  /\.\.\/+shared\b/, // the shared folder reached upwards from the checkout, at any depth
   /\/work\/+shared\b/, // the absolute path on the project's machines
   /['"]\.\.['"]\s*,\s*(?:['"]\.\.['"]\s*,\s*)*['"]shared['"]/, // join(here, '..', 'shared')
   /HANGAR_REFERENCE_DIR/, // the old escape hatch that pointed there
