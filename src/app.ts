@@ -2,6 +2,7 @@
 
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import cors from '@fastify/cors'
+import websocket from '@fastify/websocket'
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { DEPLOYED_AGENT_PREFIX } from './agent/paths.js'
 import type { EventBus } from './admin/bus.js'
@@ -33,6 +34,7 @@ import { integrationRoutes } from './routes/integrations.js'
 import { listenerRoutes } from './routes/listeners.js'
 import { oauthCallbackRoutes, oauthConsentRoutes } from './routes/oauth-browser.js'
 import { declareSecurity, leaveOutOfDocs, openapiDocument, openapiRoute } from './routes/openapi.js'
+import { protocolRoutes } from './routes/protocol.js'
 import { runRoutes } from './routes/runs.js'
 import { systemRoutes } from './routes/system.js'
 import { threadRoutes } from './routes/threads.js'
@@ -56,6 +58,8 @@ export type App = FastifyInstance & { readonly clock: Clock; readonly config: Co
 
 /** The control plane, served at the root and again under `/api-host` (self-hosted installs). */
 const CONTROL_PLANE_PREFIXES = ['', '/api-host']
+/** The largest command frame a protocol WebSocket accepts (bigger ones close the socket with 1009). */
+const MAX_SOCKET_FRAME = 1024 * 1024
 /** The tracing service's feedback API, under /api/v1 and (for its SDKs) without it. */
 const TRACING_PREFIXES = ['/api/v1', '']
 
@@ -99,6 +103,8 @@ export function buildApp(options: AppOptions = {}): App {
       exposedHeaders: ['content-location', 'location', 'x-pagination-total', 'x-pagination-next'],
     })
   }
+  // The session protocol's WebSocket (a thread's events and commands on one socket).
+  app.register(websocket, { options: { maxPayload: MAX_SOCKET_FRAME } })
   app.register(ticker, { every: config.tickMs, tick: () => services.deployments.settle() })
 
   app.register(openapiDocument, { securitySchemes: securitySchemes(config) })
@@ -143,6 +149,7 @@ export function buildApp(options: AppOptions = {}): App {
       gated.register(assistantRoutes, services)
       gated.register(threadRoutes, services)
       gated.register(runRoutes, services)
+      gated.register(protocolRoutes, services)
     })
   }
   // The agent server at the root paths, where a frontend developer points the SDK...

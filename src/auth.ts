@@ -1,7 +1,7 @@
 // Control-plane credentials and workspace (tenant) selection.
 
 import type { IncomingHttpHeaders } from 'node:http'
-import type { onRequestHookHandler } from 'fastify'
+import type { FastifyRequest, onRequestHookHandler } from 'fastify'
 import type { Config } from './config.js'
 import { ApiError, type PydanticError } from './errors.js'
 import { compile, INVALID } from './validation/pydantic.js'
@@ -87,11 +87,21 @@ export function agentServerAuth(config: Pick<Config, 'apiKeys' | 'auth'>): onReq
   const accepted = new Set(config.apiKeys)
   return (request, _reply, done) => {
     if (config.auth === 'off') return done()
-    const credential = credentialOf(request.headers)
+    const credential = credentialOf(request.headers) ?? socketCredential(request)
     if (credential === undefined) return done(ApiError.forbidden('Missing authentication headers'))
     if (accepted.size > 0 && !accepted.has(credential)) return done(ApiError.forbidden('Invalid API key'))
     done()
   }
+}
+
+/**
+ * A browser's WebSocket cannot send headers, so a socket upgrade may carry the API key as the
+ * `api_key` query parameter instead; no other request can.
+ */
+function socketCredential(request: FastifyRequest): string | undefined {
+  if (first(request.headers.upgrade)?.toLowerCase() !== 'websocket') return undefined
+  const key = (request.query as Record<string, unknown> | undefined)?.api_key
+  return typeof key === 'string' && key.trim() !== '' ? key.trim() : undefined
 }
 
 /** The admin API's gate: open unless HANGAR_ADMIN_TOKEN is set, then that token is required. */

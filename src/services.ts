@@ -6,8 +6,10 @@
 import type { Logger } from 'pino'
 import { DeployedAgents } from './agent/deployed-agents.js'
 import { createEngine } from './agent/engine.js'
+import { ProtocolCommands } from './agent/protocol-commands.js'
 import { RunExecutor } from './agent/run-executor.js'
 import { RunRequests } from './agent/run-requests.js'
+import { ThreadLog } from './agent/thread-log.js'
 import { seedSystemAssistants } from './agent/system-assistants.js'
 import type { GraphEngine } from './agent/types.js'
 import { EventBus } from './admin/bus.js'
@@ -34,6 +36,7 @@ import { OAuthProviderRepository } from './store/oauth-providers.js'
 import { OAuthTokenRepository } from './store/oauth-tokens.js'
 import { ReadCache } from './store/read-cache.js'
 import { RunRepository } from './store/runs.js'
+import { ThreadEventRepository } from './store/thread-events.js'
 import { ThreadRepository } from './store/threads.js'
 import { WorkspaceRepository } from './store/workspaces.js'
 
@@ -78,6 +81,10 @@ export interface Services {
   readonly threads: ThreadRepository
   readonly runs: RunRepository
   readonly executor: RunExecutor
+  /** Each thread's session-protocol log, followed by `/stream/events` and the WebSocket. */
+  readonly threadLog: ThreadLog
+  /** The session protocol's commands, over HTTP and the WebSocket. */
+  readonly protocolCommands: ProtocolCommands
   readonly runRequests: RunRequests
   readonly deployedAgents: DeployedAgents
   readonly openStreams: OpenStreams
@@ -143,8 +150,9 @@ function wire({ config, clock, log, startedAt, fixtures, engine, db }: { config:
   })
   const openStreams = new OpenStreams()
   stateful.register({ shutdown: () => openStreams.close(STREAM_CLOSE_GRACE_MS) })
+  const threadLog = new ThreadLog({ events: new ThreadEventRepository(db), threads, clock })
   const executor = new RunExecutor({
-    runs, threads, engine, clock, endEvent: config.sseEndEvent, log, transaction,
+    runs, threads, engine, clock, threadLog, endEvent: config.sseEndEvent, log, transaction,
     onSuccess: (run, base) => feedbackService.issueForRun(run, base),
     observe: (change) => bus.publish('run', change),
   })
@@ -159,6 +167,7 @@ function wire({ config, clock, log, startedAt, fixtures, engine, db }: { config:
   })
   executor.recover()
   const runRequests = new RunRequests({ assistants, threads, engine, executor, clock, transaction })
+  const protocolCommands = new ProtocolCommands({ threads, runs, runRequests, threadLog, clock })
   const deployedAgents = stateful.register(new DeployedAgents({ deployments, assistants, agentData, engine, executor, transaction }))
 
   const seed = () => {
@@ -172,7 +181,7 @@ function wire({ config, clock, log, startedAt, fixtures, engine, db }: { config:
     config, clock, log, startedAt, db, transaction, stateful, seed,
     bus, journal, faults, controls,
     fixtures, workspaces, seeder, deployments, deploymentReads: new ReadCache<string>(db), listeners, providers, tokens, oauth, callers: new CallerIds(),
-    engine, assistants, threads, runs, executor, runRequests, deployedAgents, openStreams,
+    engine, assistants, threads, runs, executor, threadLog, protocolCommands, runRequests, deployedAgents, openStreams,
     feedback, feedbackService,
   }
 }

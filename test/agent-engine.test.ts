@@ -43,6 +43,7 @@ function request(clock: Clock, over: Partial<RunRequest> = {}): RunRequest {
     command: null,
     config: { configurable: { ...ids, 'user-agent': 'tap' }, metadata: { created_by: 'system' } },
     streamModes: MODES,
+    protocol: false,
     subgraphs: false,
     ids,
     clock,

@@ -210,6 +210,7 @@ class GraphRun {
       yield* emit(this.#modes.written(task, outcome.unstreamed))
       yield* emit(this.#modes.taskEnd(task, { writes, interrupts: [], error: null }))
       yield* emit(this.#modes.updates(node.name, writes))
+      yield* emit(this.#modes.taskDone(task, { writes, interrupts: [], error: null }))
       yield* emit(this.#modes.checkpoint(record))
       yield* emit(this.#modes.values(this.#state))
       return true
@@ -224,6 +225,7 @@ class GraphRun {
       const record = this.#checkpoint({ ...stopped, task: { interrupts: [interrupt] } }, id)
       yield { kind: 'checkpoint', checkpoint: record }
       yield* emit(this.#modes.taskEnd(task, { writes: null, interrupts: [interrupt], error: null }))
+      yield* emit(this.#modes.taskDone(task, { writes: null, interrupts: [interrupt], error: null }))
       yield* emit(this.#modes.checkpoint(record))
       yield* emit(this.#modes.interrupted([interrupt]))
       yield* emit(this.#modes.graphEnd(this.#state))
@@ -236,6 +238,7 @@ class GraphRun {
     const record = this.#checkpoint({ ...stopped, task: { error } }, id)
     yield { kind: 'checkpoint', checkpoint: record }
     yield* emit(this.#modes.taskEnd(task, { writes: null, interrupts: [], error }))
+    yield* emit(this.#modes.taskDone(task, { writes: null, interrupts: [], error }))
     yield* emit(this.#modes.checkpoint(record))
     yield* failed(outcome.error, this.#state)
     return false

@@ -25,7 +25,7 @@ export interface NodeContext {
 }
 
 export function* emit(list: Emit[]): Generator<EngineOutput> {
-  for (const { event, data } of list) yield { kind: 'emit', event, data }
+  for (const item of list) yield 'protocol' in item ? { kind: 'protocol', event: item.protocol } : { kind: 'emit', event: item.event, data: item.data }
 }
 
 /** Word chunks that keep their leading spaces, so that joined they give the text back exactly. */

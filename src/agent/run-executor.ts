@@ -10,7 +10,9 @@ import type { SseEvent } from '../sse/writer.js'
 import type { Assistant } from '../store/assistants.js'
 import type { Run, RunKwargs, RunRepository, RunStatus } from '../store/runs.js'
 import type { Thread, ThreadRepository } from '../store/threads.js'
-import type { EngineOutput, GraphEngine, PausedAt, State } from './types.js'
+import { rootLifecycle } from './protocol-events.js'
+import type { ThreadLog } from './thread-log.js'
+import type { EngineOutput, GraphEngine, PausedAt, ProtocolEvent, State } from './types.js'
 
 export type CancelAction = 'interrupt' | 'rollback'
 export type MultitaskStrategy = 'reject' | 'interrupt' | 'rollback' | 'enqueue'
@@ -31,6 +33,8 @@ interface LiveRun {
   started: boolean
   /** The base URL the client reached hangar at (for the URLs the run hands out). */
   publicBase: string
+  /** The graph it runs (the protocol's root lifecycle names it). */
+  graphId: string
 }
 
 /** What `/join` and `/runs/wait` answer: the final values, or the error as `__error__`. */
@@ -41,6 +45,8 @@ export interface RunExecutorOptions {
   threads: ThreadRepository
   engine: GraphEngine
   clock: Clock
+  /** Each thread's session-protocol log: runs on a thread (not temporary ones) log their protocol events there. */
+  threadLog: ThreadLog
   /** Send a trailing `end` event (HANGAR_SSE_END_EVENT). */
   endEvent: boolean
   /**
@@ -103,6 +109,9 @@ export class RunExecutor {
       strategy: input.strategy,
     })
     this.#o.threads.setStatus(thread.seq, 'busy')
+    // The protocol announces a run as soon as it exists, queued or not (the real server's `running`
+    // comes before its answer to `run.start`).
+    if (!run.kwargs.temporary) this.#o.threadLog.append(scope, thread, run.run_id, rootLifecycle('running', input.assistant.graph_id))
     if (input.strategy === 'interrupt' || input.strategy === 'rollback') {
       for (const other of active) this.cancel(other, input.strategy)
     }
@@ -216,6 +225,7 @@ export class RunExecutor {
     const live: LiveRun = {
       run,
       publicBase,
+      graphId: assistant.graph_id,
       controller: new AbortController(),
       cancelAction: 'interrupt',
       started: false,
@@ -235,6 +245,12 @@ export class RunExecutor {
 
   #emit(live: LiveRun, event: string, data: unknown): void {
     this.#announce(live, this.#o.runs.append(live.run, event, data))
+  }
+
+  /** Logs a protocol event of the run on its thread (runs on temporary threads log none). */
+  #protocol(live: LiveRun, event: ProtocolEvent): void {
+    const { run } = live
+    if (!run.kwargs.temporary) this.#o.threadLog.append(run.scope, { seq: run.thread_seq, thread_id: run.thread_id }, run.run_id, event)
   }
 
   /** Hands a logged event to the run's streams (and observer). */
@@ -275,6 +291,7 @@ export class RunExecutor {
         command: (run.kwargs.command as never) ?? null,
         config,
         streamModes: run.kwargs.stream_mode,
+        protocol: !run.kwargs.temporary,
         subgraphs: run.kwargs.subgraphs,
         ids,
         clock,
@@ -282,6 +299,7 @@ export class RunExecutor {
       })) {
         if (signal.aborted) break
         if (output.kind === 'emit') this.#emit(live, output.event, output.data)
+        else if (output.kind === 'protocol') this.#protocol(live, output.event)
         else if (output.kind === 'checkpoint') threads.addCheckpoint(thread, output.checkpoint, run.run_id)
         else outcome = output
       }
@@ -319,6 +337,9 @@ export class RunExecutor {
       return logged
     })
     for (const event of finalEvents) this.#announce(live, event)
+    this.#protocol(live, outcome.status === 'error'
+      ? rootLifecycle('failed', live.graphId, outcome.error)
+      : rootLifecycle(outcome.pausedAt ? 'interrupted' : 'completed', live.graphId))
     this.#observe(run, outcome.status === 'error' ? 'error' : 'success')
     if (run.kwargs.temporary) threads.delete(thread)
   }
@@ -337,6 +358,7 @@ export class RunExecutor {
     } else {
       runs.setStatus(run, 'interrupted')
     }
+    this.#protocol(live, rootLifecycle('interrupted', live.graphId))
     this.#observe(run, 'interrupted')
     const others = runs.active(thread.seq).filter((r) => r.seq !== run.seq)
     if (others.length === 0) {

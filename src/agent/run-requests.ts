@@ -82,6 +82,24 @@ export class RunRequests {
     return this.#o.transaction(() => this.#start(context, threadId, body, this.#assistantFor(context.scope, body)))
   }
 
+  /**
+   * A run of the session protocol on a thread (created when new): the thread is bound to the
+   * assistant of its first such run, and a run of another assistant is refused with `mismatch`.
+   */
+  startSession(context: RequestContext, threadId: string, body: RunCreate, mismatch: (bound: string, asked: string) => Error): Run {
+    return this.#o.transaction(() => {
+      const assistant = this.#assistantFor(context.scope, body)
+      const existing = this.#o.threads.get(context.scope, threadId)
+      if (existing?.boundAssistantId) {
+        const bound = this.#o.assistants.get(context.scope, resolveAssistantId(this.#o.engine, existing.boundAssistantId))
+        if (bound?.assistant_id !== assistant.assistant_id) throw mismatch(existing.boundAssistantId, body.assistant_id)
+      }
+      const run = this.#start(context, threadId, body, assistant, { __protocol_stream_run: true })
+      if (!existing?.boundAssistantId) this.#o.threads.bindAssistant(this.#o.threads.bySeq(run.thread_seq)!, body.assistant_id)
+      return run
+    })
+  }
+
   /** Stateless runs, all or none: every item is checked before any run is created (one unknown assistant creates none). */
   createBatch(context: RequestContext, bodies: RunCreate[]): Run[] {
     const planned = bodies.map((body) => ({ body, assistant: this.#assistantFor(context.scope, body) }))
@@ -96,7 +114,7 @@ export class RunRequests {
     return assistant
   }
 
-  #start(context: RequestContext, threadId: string | null, body: RunCreate, assistant: Assistant): Run {
+  #start(context: RequestContext, threadId: string | null, body: RunCreate, assistant: Assistant, extra: Partial<RunKwargs> = {}): Run {
     const { threads, executor, clock } = this.#o
     let thread: Thread | undefined
     if (threadId === null) thread = threads.create(context.scope, randomUUID(), {})
@@ -108,7 +126,7 @@ export class RunRequests {
     thread = threads.patchMetadata(thread, { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id })
     return executor.create(context.scope, thread, uuid7({ msecs: clock.now() }), {
       assistant,
-      kwargs: runSettings(body, context.headers, threadId === null),
+      kwargs: { ...runSettings(body, context.headers, threadId === null), ...extra },
       metadata: { ...assistant.metadata, ...thread.metadata, ...(body.metadata ?? {}) },
       strategy: (body.multitask_strategy ?? 'reject') as MultitaskStrategy,
       publicBase: context.publicBase,

@@ -5,12 +5,11 @@
 import { v4 as uuid4 } from 'uuid'
 import { aiChunk, type Message } from './messages.js'
 import { taskPath } from './checkpoints.js'
-import type { CheckpointRecord, Interrupt, RunRequest, State } from './types.js'
+import { ProtocolEvents } from './protocol-events.js'
+import type { CheckpointRecord, Interrupt, ProtocolEvent, RunRequest, State } from './types.js'
 
-export interface Emit {
-  event: string
-  data: unknown
-}
+/** A legacy stream-mode event (for the run's own log), or an event of the session protocol (for the thread's). */
+export type Emit = { event: string; data: unknown } | { protocol: ProtocolEvent }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 const CHECKPOINT_KEYS = ['checkpoint_id', 'checkpoint_ns', 'thread_id']
@@ -45,12 +44,20 @@ export class StreamModes {
   readonly #completed = new Set<string>()
   /** The chat-model run of the reply being streamed (`events` mode). */
   #chatRun: string | undefined
+  /** The session protocol's events, when the run asked for them. */
+  readonly #protocolEvents: ProtocolEvents | null
 
   constructor(request: RunRequest) {
     this.#request = request
     this.#modes = new Set(request.streamModes)
     this.#meta = runMetadata(request)
     this.#tags = Array.isArray(request.config.tags) ? request.config.tags : []
+    this.#protocolEvents = request.protocol ? new ProtocolEvents() : null
+  }
+
+  /** The protocol's events for one happening (none when the run did not ask for them). */
+  #protocol(make: (events: ProtocolEvents) => ProtocolEvent[]): Emit[] {
+    return this.#protocolEvents ? make(this.#protocolEvents).map((protocol) => ({ protocol })) : []
   }
 
   has(mode: string): boolean {
@@ -101,7 +108,7 @@ export class StreamModes {
 
   /** A full state snapshot: `values`, and the legacy `messages/complete` of messages not seen yet. */
   values(state: State): Emit[] {
-    const out: Emit[] = []
+    const out: Emit[] = this.#protocol((p) => p.values(state))
     if (this.has('values')) out.push({ event: 'values', data: state })
     if (this.has('messages')) {
       const fresh = (Array.isArray(state.messages) ? (state.messages as Message[]) : []).filter((m) => !this.#completed.has(m.id as string))
@@ -121,10 +128,12 @@ export class StreamModes {
   }
 
   checkpoint(record: CheckpointRecord): Emit[] {
-    if (!this.has('checkpoints') && !this.has('debug')) return []
+    const protocol = this.#protocol((p) => p.checkpoint(record))
+    if (!this.has('checkpoints') && !this.has('debug')) return protocol
     const payload = this.#checkpointPayload(record)
     const step = record.metadata.step as number
     return [
+      ...protocol,
       ...(this.has('checkpoints') ? [{ event: 'checkpoints', data: payload }] : []),
       ...(this.has('debug') ? [this.#debug(step, 'checkpoint', payload)] : []),
     ]
@@ -175,6 +184,7 @@ export class StreamModes {
       metadata: this.taskMetadata(task),
     }
     return [
+      ...this.#protocol((p) => p.taskStart(task, payload.metadata)),
       ...(this.has('tasks') ? [{ event: 'tasks', data: payload }] : []),
       ...(this.has('debug') ? [this.#debug(task.step, 'task', payload)] : []),
       ...(this.has('events')
@@ -196,20 +206,26 @@ export class StreamModes {
     ]
   }
 
+  /** The protocol's end of a task (its result, then its namespace's lifecycle), which comes after the node's update. */
+  taskDone(task: TaskView, outcome: { writes: Record<string, unknown> | null; interrupts: Interrupt[]; error: string | null }): Emit[] {
+    return this.#protocol((p) => p.taskEnd(task, outcome))
+  }
+
   /** `updates`: what one node returned (null when it wrote nothing). */
   updates(node: string, writes: Record<string, unknown>): Emit[] {
-    if (!this.has('updates')) return []
-    return [{ event: 'updates', data: { [node]: Object.keys(writes).length > 0 ? writes : null } }]
+    const protocol = this.#protocol((p) => p.updates(node, writes))
+    if (!this.has('updates')) return protocol
+    return [...protocol, { event: 'updates', data: { [node]: Object.keys(writes).length > 0 ? writes : null } }]
   }
 
   custom(payload: unknown): Emit[] {
-    return this.has('custom') ? [{ event: 'custom', data: payload }] : []
+    return [...this.#protocol((p) => p.custom(payload)), ...(this.has('custom') ? [{ event: 'custom', data: payload }] : [])]
   }
 
   // --- a streamed reply ----------------------------------------------------------------------
 
   replyStart(task: TaskView, messageId: string, history: unknown): Emit[] {
-    const out: Emit[] = []
+    const out: Emit[] = this.#protocol((p) => p.replyStart(task, messageId))
     if (this.has('messages')) {
       out.push({ event: 'messages/metadata', data: { [messageId]: { metadata: this.#chatMetadata(task) } } })
     }
@@ -223,7 +239,7 @@ export class StreamModes {
   /** One token chunk; `sofar` is the text streamed so far, this chunk included. */
   replyChunk(task: TaskView, messageId: string, text: string, sofar: string): Emit[] {
     const chunk = aiChunk(messageId, text)
-    const out: Emit[] = []
+    const out: Emit[] = this.#protocol((p) => p.replyChunk(task, messageId, text))
     if (this.has('messages-tuple')) out.push({ event: 'messages', data: [chunk, this.#chatMetadata(task)] })
     if (this.has('messages')) out.push({ event: 'messages/partial', data: [aiChunk(messageId, sofar)] })
     if (this.has('events')) out.push(this.#chatEvent(task, 'on_chat_model_stream', { chunk }))
@@ -231,7 +247,7 @@ export class StreamModes {
   }
 
   replyEnd(task: TaskView, message: Message, history: unknown): Emit[] {
-    const out: Emit[] = []
+    const out: Emit[] = this.#protocol((p) => p.replyEnd(task, message))
     if (this.has('messages')) {
       this.#completed.add(message.id as string)
       out.push({ event: 'messages/complete', data: [message] })

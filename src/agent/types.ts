@@ -53,6 +53,18 @@ export interface Command {
   goto?: unknown
 }
 
+/**
+ * An event of the session protocol (`/threads/{id}/stream/events`): a method, the namespace of the
+ * (sub)graph or task it comes from (`<node>:<task_id>` segments), for `updates` the node, and the
+ * payload. The thread's log gives it its `seq` and timestamp.
+ */
+export interface ProtocolEvent {
+  method: string
+  namespace: string[]
+  node?: string
+  data: unknown
+}
+
 /** What a run asks of the engine. */
 export interface RunRequest {
   /** The graph to run (one the engine loaded). */
@@ -69,6 +81,8 @@ export interface RunRequest {
   /** The run's config (with `configurable`), as given by the client plus the ids below. */
   config: Record<string, unknown>
   streamModes: string[]
+  /** Whether to also yield the session protocol's events (runs on a thread: its log records them). */
+  protocol: boolean
   subgraphs: boolean
   ids: { run_id: string; thread_id: string; assistant_id: string; graph_id: string }
   /** Delays are waited on this clock (`clock.until`), so tests drive them with a manual clock. */
@@ -81,6 +95,7 @@ export interface RunRequest {
  * What the engine yields, in order:
  * - `emit`: an SSE event, already in its wire form for the requested stream modes
  *   (`values`, `updates`, `messages`, `custom`, `events`, `debug`, ... or `error`);
+ * - `protocol`: an event of the session protocol, for the thread's log (when the run asked for them);
  * - `checkpoint`: persist this state (the run manager writes it, and the events before it, in one
  *   transaction);
  * - `done`: the last output: how the run ended.
@@ -88,6 +103,7 @@ export interface RunRequest {
  */
 export type EngineOutput =
   | { kind: 'emit'; event: string; data: unknown }
+  | { kind: 'protocol'; event: ProtocolEvent }
   | { kind: 'checkpoint'; checkpoint: CheckpointRecord }
   | {
       kind: 'done'

@@ -66,8 +66,13 @@ export class SseWriter {
 
   /** Writes one event, waiting for the socket to drain when it is full. False once the client is gone. */
   async send(event: SseEvent): Promise<boolean> {
+    return this.sendFrame(frame(event))
+  }
+
+  /** Writes one event already in its wire form (see `send`). */
+  async sendFrame(text: string): Promise<boolean> {
     if (!this.open) return false
-    if (this.#raw.write(frame(event))) return true
+    if (this.#raw.write(text)) return true
     this.#draining = true
     try {
       await once(this.#raw, 'drain', { signal: this.#controller.signal })
@@ -120,10 +125,15 @@ export class OpenStreams {
   readonly #writers = new Set<SseWriter>()
   #settled: (() => void) | undefined
 
-  track(writer: SseWriter): void {
+  readonly #endless = new Set<SseWriter>()
+
+  /** Registers a stream; an `endless` one (it never ends by itself) is ended at once at shutdown. */
+  track(writer: SseWriter, options: { endless?: boolean } = {}): void {
     this.#writers.add(writer)
+    if (options.endless) this.#endless.add(writer)
     writer.signal.addEventListener('abort', () => {
       this.#writers.delete(writer)
+      this.#endless.delete(writer)
       if (this.#writers.size === 0) this.#settled?.()
     }, { once: true })
   }
@@ -134,6 +144,7 @@ export class OpenStreams {
 
   /** Resolves once every open stream has ended, or after `graceMs` (real time) by cutting the rest. */
   async close(graceMs: number): Promise<void> {
+    for (const writer of [...this.#endless]) writer.close()
     if (this.#writers.size === 0) return
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, graceMs)

@@ -291,6 +291,24 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX feedback_by_scope ON feedback (scope);
   CREATE INDEX feedback_by_tenant ON feedback (tenant_id);
   `,
+
+  // 7: the session protocol. Each thread has one log of protocol events across all its runs,
+  // numbered from 1 (the envelope's `seq`); the thread remembers the assistant its first
+  // `run.start` bound it to.
+  `
+  CREATE TABLE thread_events (
+    thread_seq INTEGER NOT NULL REFERENCES threads (seq) ON DELETE CASCADE,
+    seq        INTEGER NOT NULL,
+    run_id     TEXT,
+    method     TEXT NOT NULL,
+    namespace  TEXT NOT NULL,
+    node       TEXT,
+    data       TEXT NOT NULL,
+    at         INTEGER NOT NULL,
+    PRIMARY KEY (thread_seq, seq)
+  ) STRICT, WITHOUT ROWID;
+  ALTER TABLE threads ADD COLUMN bound_assistant_id TEXT;
+  `,
 ]
 
 export function migrate(db: Db) {

@@ -35,6 +35,8 @@ export type RunKwargs = {
   on_disconnect: string | null
   after_seconds: number | null
   temporary: boolean
+  /** Set on runs the session protocol started (the real server shows the same flag). */
+  __protocol_stream_run?: true
 }
 
 export interface Run {
@@ -144,6 +146,11 @@ export class RunRepository {
   }
 
   /** Pending and running runs of a thread, oldest first. */
+  /** The thread's newest run. */
+  latest(threadSeq: number): Run | undefined {
+    return this.list(threadSeq, { limit: 1, offset: 0 })[0]
+  }
+
   active(threadSeq: number): Run[] {
     return this.#sql.active.all(threadSeq).map(toRun)
   }

@@ -18,6 +18,7 @@ interface ThreadRow {
   created_at: number
   updated_at: number
   state_updated_at: number
+  bound_assistant_id: string | null
 }
 
 interface CheckpointRow {
@@ -48,6 +49,8 @@ export interface Thread {
   interrupts: Record<string, Interrupt[]>
   config: Record<string, unknown> | null
   error: unknown
+  /** The assistant the session protocol's first `run.start` bound the thread to (null: none yet). */
+  boundAssistantId: string | null
 }
 
 export interface Checkpoint extends CheckpointRecord {
@@ -91,6 +94,7 @@ function toThread(row: ThreadRow): Thread {
     interrupts: JSON.parse(row.interrupts),
     config: parse(row.config),
     error: parse(row.error),
+    boundAssistantId: row.bound_assistant_id,
   }
 }
 
@@ -148,6 +152,7 @@ export class ThreadRepository {
         (thread_seq, checkpoint_id, parent_checkpoint_id, run_id, state_values, next, metadata, tasks, interrupts, paused_at, created_at)
         VALUES (@thread_seq, @checkpoint_id, @parent, @run_id, @values, @next, @metadata, @tasks, @interrupts, @paused_at, @now)`),
       setPausedAt: db.prepare('UPDATE checkpoints SET paused_at = ? WHERE seq = ?'),
+      bind: db.prepare('UPDATE threads SET bound_assistant_id = ? WHERE seq = ?'),
       deleteRunCheckpoints: db.prepare('DELETE FROM checkpoints WHERE thread_seq = ? AND run_id = ?'),
       copyCheckpoints: db.prepare(`INSERT INTO checkpoints
         (thread_seq, checkpoint_id, parent_checkpoint_id, run_id, state_values, next, metadata, tasks, interrupts, paused_at, created_at)
@@ -176,7 +181,14 @@ export class ThreadRepository {
     return this.bySeq(Number(lastInsertRowid))!
   }
 
+  /** Binds the thread to the assistant of its first session-protocol run. */
+  bindAssistant(thread: Thread, assistantId: string): Thread {
+    this.#sql.bind.run(assistantId, thread.seq)
+    return { ...thread, boundAssistantId: assistantId }
+  }
+
   /** Merges metadata into the thread's (keys given replace, others stay). */
+
   patchMetadata(thread: Thread, metadata: Record<string, unknown>): Thread {
     this.#sql.patch.run(JSON.stringify({ ...thread.metadata, ...metadata }), this.#clock.now(), thread.seq)
     return this.bySeq(thread.seq)!

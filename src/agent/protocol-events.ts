@@ -1,0 +1,126 @@
+// The session protocol's events of one run, shaped as the real server sends them
+// (test/fixtures/agent-protocol/ holds its recorded wire). Like stream-modes.ts, this only shapes
+// payloads from what the engine says happened; the thread's log numbers and stamps them.
+
+import type { Message } from './messages.js'
+import type { TaskView } from './stream-modes.js'
+import type { CheckpointRecord, Interrupt, ProtocolEvent, State } from './types.js'
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+/** The namespace segment of a task: `<node>:<task_id>`. */
+export const taskNamespace = (task: Pick<TaskView, 'name' | 'id'>) => [`${task.name}:${task.id}`]
+
+/** A root lifecycle event of a run: `running`, then one of `completed`, `interrupted`, `failed` (with the error as JSON text). */
+export function rootLifecycle(event: 'running' | 'completed' | 'interrupted' | 'failed', graphName: string, error?: unknown): ProtocolEvent {
+  return { method: 'lifecycle', namespace: [], data: error === undefined ? { event, graph_name: graphName } : { event, graph_name: graphName, error: JSON.stringify(error) } }
+}
+
+/**
+ * A message as protocol events carry it: the fields a client renders, and an AI message's text as
+ * a list of content blocks (`[{"type": "text", "text": …}]`).
+ */
+export function protocolMessage(message: Message): Message {
+  const out: Message = { type: message.type, content: message.content, id: message.id }
+  if (message.type === 'ai') {
+    out.content = typeof message.content === 'string' ? (message.content === '' ? [] : [{ type: 'text', text: message.content }]) : message.content
+    if (isObject(message.response_metadata) && Object.keys(message.response_metadata).length > 0) out.response_metadata = message.response_metadata
+    if (Array.isArray(message.tool_calls) && message.tool_calls.length > 0) out.tool_calls = message.tool_calls
+  }
+  if (typeof message.name === 'string') out.name = message.name
+  if (message.type === 'tool') {
+    out.tool_call_id = message.tool_call_id
+    out.status = message.status
+  }
+  return out
+}
+
+/** State (or a node's update) with its messages in the protocol's form. */
+export function protocolState(state: State): State {
+  if (!Array.isArray(state.messages)) return state
+  return { ...state, messages: (state.messages as Message[]).map((m) => (isObject(m) ? protocolMessage(m) : m)) }
+}
+
+/** The protocol events of one run, from the same happenings stream-modes.ts turns into legacy events. */
+export class ProtocolEvents {
+  /** Tasks whose namespace has had an event: only those get lifecycle `started` / their end, as on the real server. */
+  readonly #opened = new Set<string>()
+
+  /** The task's lifecycle `started`, before the first event in its namespace. */
+  #open(task: TaskView): ProtocolEvent[] {
+    if (this.#opened.has(task.id)) return []
+    this.#opened.add(task.id)
+    return [{ method: 'lifecycle', namespace: taskNamespace(task), data: { event: 'started', graph_name: task.name } }]
+  }
+
+  values(state: State): ProtocolEvent[] {
+    return Object.keys(state).length === 0 ? [] : [{ method: 'values', namespace: [], data: protocolState(state) }]
+  }
+
+  updates(node: string, writes: Record<string, unknown>): ProtocolEvent[] {
+    return [{ method: 'updates', namespace: [], node, data: protocolState(writes) }]
+  }
+
+  custom(payload: unknown): ProtocolEvent[] {
+    return [{ method: 'custom', namespace: [], data: { payload } }]
+  }
+
+  /** A checkpoint of the loop (the input's own checkpoint is not announced, as on the real server). */
+  checkpoint(record: CheckpointRecord): ProtocolEvent[] {
+    if (record.metadata.source === 'input') return []
+    const data = { id: record.checkpoint_id, parent_id: record.parent_checkpoint_id, step: record.metadata.step, source: record.metadata.source }
+    return [{ method: 'checkpoints', namespace: [], data }]
+  }
+
+  taskStart(task: TaskView, metadata: Record<string, unknown>): ProtocolEvent[] {
+    return [{ method: 'tasks', namespace: [], data: { id: task.id, name: task.name, input: task.input, triggers: [`branch:to:${task.name}`], interrupts: [], metadata } }]
+  }
+
+  /** A task ended: its result (the node's writes), or its interrupts, or its error (`{message, name}`). */
+  taskEnd(task: TaskView, outcome: { writes: Record<string, unknown> | null; interrupts: Interrupt[]; error: string | null }): ProtocolEvent[] {
+    // A task's input and result keep the state's full serialization (values and updates are normalized).
+    const result = outcome.writes ?? {}
+    // The legacy form of a task's error is its JSON text; the protocol carries it as an object.
+    const error = outcome.error === null ? null : JSON.parse(outcome.error) as { message: string; name: string }
+    const ended = error !== null ? 'failed' : outcome.interrupts.length > 0 ? 'interrupted' : 'completed'
+    // A task stopped at an interrupt first asks for input, then reports its (empty) result.
+    const asked = this.interrupted(outcome.interrupts)
+    const done: ProtocolEvent = { method: 'tasks', namespace: [], data: { id: task.id, name: task.name, result, interrupts: outcome.interrupts, error } }
+    if (!this.#opened.delete(task.id)) return [...asked, done]
+    return [...asked, done, { method: 'lifecycle', namespace: taskNamespace(task), data: { event: ended, graph_name: task.name } }]
+  }
+
+  /** The graph stopped at an interrupt: one `input.requested` per interrupt. */
+  interrupted(interrupts: Interrupt[]): ProtocolEvent[] {
+    return interrupts.map((i) => ({ method: 'input.requested', namespace: [], data: { interrupt_id: i.id, payload: i.value } }))
+  }
+
+  // --- a streamed reply: message-start, one text block (start, deltas, finish), message-finish ---
+
+  replyStart(task: TaskView, messageId: string): ProtocolEvent[] {
+    const ns = taskNamespace(task)
+    const runId = chatRunId(messageId)
+    return [
+      ...this.#open(task),
+      { method: 'messages', namespace: ns, data: { event: 'message-start', id: messageId, run_id: runId } },
+      { method: 'messages', namespace: ns, data: { event: 'content-block-start', index: 0, content: { type: 'text', text: '' }, run_id: runId } },
+    ]
+  }
+
+  replyChunk(task: TaskView, messageId: string, text: string): ProtocolEvent[] {
+    return [{ method: 'messages', namespace: taskNamespace(task), data: { event: 'content-block-delta', index: 0, delta: { type: 'text-delta', text }, run_id: chatRunId(messageId) } }]
+  }
+
+  replyEnd(task: TaskView, message: Message): ProtocolEvent[] {
+    const ns = taskNamespace(task)
+    const runId = chatRunId(message.id as string)
+    const text = typeof message.content === 'string' ? message.content : ''
+    return [
+      { method: 'messages', namespace: ns, data: { event: 'content-block-finish', index: 0, content: { type: 'text', text }, run_id: runId } },
+      { method: 'messages', namespace: ns, data: { event: 'message-finish', reason: 'stop', run_id: runId } },
+    ]
+  }
+}
+
+/** The chat model's run id a streamed message came from: its id without the `run-` prefix. */
+const chatRunId = (messageId: string) => messageId.replace(/^run-/, '')

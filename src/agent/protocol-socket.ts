@@ -1,0 +1,168 @@
+// One WebSocket on a thread (`GET /threads/{id}/stream/events` upgraded): commands arrive as JSON
+// frames and are answered on the socket; subscriptions are in-band, and an event goes out once for
+// each subscription it matches. The socket reads the thread's log from where it was opened, so the
+// events it sends are in `seq` order; what it sends stops when it closes, nothing else does — the
+// run goes on and its events stay in the log for the next socket or SSE stream.
+//
+// As on the real server: a subscribe before the thread's first run is answered when that run
+// starts; a subscribe replays the current run's events; when a new run starts, every subscription
+// is announced again under its command id with a fresh subscription id.
+
+import type { ThreadEventRow } from '../store/thread-events.js'
+import type {
+  CommandContext, CurrentRun, ProtocolAnswer, ProtocolCommand, ProtocolCommands, SubscribeResult, Subscriptions,
+} from './protocol-commands.js'
+import { envelope, type EventFilter, matches, type ThreadLog } from './thread-log.js'
+
+interface Subscription {
+  /** The command that made it (a re-announcement answers under it again). */
+  commandId: number
+  /** Its current id, and the ids earlier runs gave it (any of them unsubscribes it). */
+  ids: string[]
+  filter: EventFilter
+}
+
+export interface SocketSink {
+  send(text: string): void
+  /** Bytes queued and not yet written to the client. */
+  readonly bufferedAmount: number
+  /** Ends the connection (a client that stopped reading). */
+  terminate(): void
+}
+
+/** A client that lets this much pile up unread is cut off rather than buffered without bound. */
+const MAX_BUFFERED = 16 * 1024 * 1024
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+const isRootRunning = (row: ThreadEventRow) => row.method === 'lifecycle' && row.namespace === '[]' && row.data.startsWith('{"event":"running"')
+
+export class ProtocolSocket {
+  readonly #commands: ProtocolCommands
+  readonly #log: ThreadLog
+  readonly #context: CommandContext
+  readonly #sink: SocketSink
+  readonly #active: Subscription[] = []
+  /** Subscribes heard before the thread had a run: answered when its first run starts. */
+  readonly #parked: Subscription[] = []
+  /** The last seq this socket has handled. */
+  #cursor: number
+  readonly #unwatch: () => void
+  #closed = false
+  /** Events a subscribe replays, sent right after its answer. */
+  readonly #replay: ThreadEventRow[] = []
+
+  constructor(o: { commands: ProtocolCommands; log: ThreadLog; context: CommandContext; sink: SocketSink }) {
+    this.#commands = o.commands
+    this.#log = o.log
+    this.#context = o.context
+    this.#sink = o.sink
+    this.#cursor = o.log.lastSeq(o.context.scope, o.context.threadId)
+    this.#unwatch = o.log.watch(o.context.scope, o.context.threadId, () => this.#pump())
+  }
+
+  /** One frame from the client. Never throws: whatever it holds gets an answer. */
+  receive(text: string): void {
+    if (this.#closed) return
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(text)
+    } catch {
+      return this.#reply({ type: 'error', id: null, error: 'invalid_argument', message: 'Protocol commands must be valid JSON.' })
+    }
+    // The real server checks only that the id is a number (1.5 and -2 are answered under that id).
+    if (!isObject(parsed) || typeof parsed.id !== 'number' || typeof parsed.method !== 'string') {
+      return this.#reply({ type: 'error', id: null, error: 'invalid_argument', message: 'Protocol commands must include an integer id and string method.' })
+    }
+    const command: ProtocolCommand = { id: parsed.id, method: parsed.method, params: isObject(parsed.params) ? parsed.params : {} }
+    let answer: ProtocolAnswer | null
+    try {
+      answer = this.#commands.execute(this.#context, command, this.#subscriptions)
+    } catch (error) {
+      // A thread or assistant that does not exist (a plain-text 404 over HTTP).
+      answer = { type: 'error', id: command.id, error: 'invalid_argument', message: error instanceof Error ? error.message : String(error) }
+    }
+    // A run the command started has logged its first events: they go out before the answer, as on the real server.
+    this.#pump()
+    if (answer) this.#reply(answer)
+    for (const row of this.#replay.splice(0)) this.#send(envelope(row))
+  }
+
+  /** Stops following the thread (the socket closed). */
+  close(): void {
+    this.#closed = true
+    this.#unwatch()
+  }
+
+  readonly #subscriptions: Subscriptions = {
+    subscribe: (command, filter, current) => this.#subscribe(command, filter, current),
+    unsubscribe: (id) => {
+      const index = this.#active.findIndex((s) => s.ids.includes(id))
+      if (index >= 0) this.#active.splice(index, 1)
+      return index >= 0
+    },
+  }
+
+  /** A subscribe before the thread's first run waits for it; otherwise the current run's events the socket has passed are replayed. */
+  #subscribe(command: ProtocolCommand, filter: EventFilter, current: CurrentRun | null): SubscribeResult | null {
+    const subscription: Subscription = { commandId: command.id, ids: [this.#commands.subscriptionId()], filter }
+    if (current === null) {
+      this.#parked.push(subscription)
+      return null
+    }
+    // Later events come from the pump, which checks every active subscription.
+    const replay = this.#log.ofRun(current.thread, current.runId).filter((row) => row.seq <= this.#cursor && matches(filter, row.method, JSON.parse(row.namespace) as string[]))
+    this.#active.push(subscription)
+    this.#replay.push(...replay)
+    return { subscription_id: subscription.ids[0], replayed_events: replay.length }
+  }
+
+  /** Sends what the thread logged since the cursor, each event once per subscription it matches. */
+  #pump(): void {
+    for (;;) {
+      if (this.#closed) return
+      const page = this.#log.read(this.#context.scope, this.#context.threadId, this.#cursor)
+      if (page.length === 0) return
+      for (const row of page) {
+        this.#cursor = row.seq
+        if (isRootRunning(row)) this.#runStarted(row.seq - 1)
+        const namespace = JSON.parse(row.namespace) as string[]
+        const text = envelope(row)
+        for (const subscription of this.#active) if (matches(subscription.filter, row.method, namespace)) this.#send(text)
+      }
+    }
+  }
+
+  /** A run started: parked subscribes get their answer; the others are announced again under a new id. */
+  #runStarted(appliedThrough: number): void {
+    for (const subscription of this.#active) {
+      subscription.ids.unshift(this.#commands.subscriptionId())
+      this.#reply(this.#announce(subscription, 0, appliedThrough))
+    }
+    for (const subscription of this.#parked.splice(0)) {
+      this.#active.push(subscription)
+      this.#reply(this.#announce(subscription, 0, appliedThrough))
+    }
+  }
+
+  #announce(subscription: Subscription, replayed: number, appliedThrough: number): ProtocolAnswer {
+    return {
+      type: 'success',
+      id: subscription.commandId,
+      result: { subscription_id: subscription.ids[0], replayed_events: replayed },
+      meta: { thread_id: this.#context.threadId, applied_through_seq: appliedThrough },
+    }
+  }
+
+  #reply(answer: ProtocolAnswer): void {
+    this.#send(JSON.stringify(answer))
+  }
+
+  #send(text: string): void {
+    if (this.#closed) return
+    if (this.#sink.bufferedAmount > MAX_BUFFERED) {
+      this.close()
+      return this.#sink.terminate()
+    }
+    this.#sink.send(text)
+  }
+}

@@ -1,0 +1,141 @@
+// A thread's session-protocol log, live: runs append their protocol events to it, and streams
+// read it from any `seq` and then follow it as it grows. A stream may follow a thread that does
+// not exist yet (a client opens it before its first `run.start`): it waits until the thread's
+// first event. Every event is in the log before it is announced, so announcements only wake
+// readers, and a reader that falls behind holds one page, not the whole log.
+
+import { EventEmitter } from 'node:events'
+import type { Clock } from '../clock.js'
+import type { ThreadEventRepository, ThreadEventRow } from '../store/thread-events.js'
+import type { ThreadRepository } from '../store/threads.js'
+import type { ProtocolEvent } from './types.js'
+
+/** How many logged events a follower reads at once. */
+const PAGE = 64
+
+/** Which events a stream or subscription wants (the body of `/stream/events`, or `subscription.subscribe`). */
+export interface EventFilter {
+  channels: readonly string[]
+  /** Namespace prefixes; absent: every namespace. */
+  namespaces?: readonly (readonly string[])[]
+  /** How many segments below a prefix are allowed; absent: any depth. Without namespaces it has no effect. */
+  depth?: number
+}
+
+/** The channel a method is delivered on (`input.requested` comes with `input`). */
+const channelOf = (method: string) => (method.startsWith('input.') ? 'input' : method)
+
+/** Whether a logged event passes a filter: its channel is asked for and its namespace is under a prefix, within the depth. */
+export function matches(filter: EventFilter, method: string, namespace: readonly string[]): boolean {
+  const channel = channelOf(method)
+  const wanted = filter.channels.some((c) => c === channel || (channel === 'custom' && c.startsWith('custom:')) || (c === 'custom' && channel.startsWith('custom:')))
+  if (!wanted) return false
+  if (!filter.namespaces) return true
+  return filter.namespaces.some((prefix) =>
+    prefix.length <= namespace.length &&
+    prefix.every((segment, i) => segment === namespace[i]) &&
+    (filter.depth === undefined || namespace.length - prefix.length <= filter.depth))
+}
+
+export interface ThreadLogOptions {
+  events: ThreadEventRepository
+  threads: ThreadRepository
+  clock: Clock
+}
+
+export class ThreadLog {
+  readonly #o: ThreadLogOptions
+  /** One event per (scope, thread id) when something is appended to that thread's log. */
+  readonly #appended = new EventEmitter()
+
+  constructor(options: ThreadLogOptions) {
+    this.#o = options
+    // Every open stream listens on its thread; many of them are normal, not a leak.
+    this.#appended.setMaxListeners(0)
+  }
+
+  /** Logs a run's protocol event on its thread (stamped with the clock) and wakes the thread's followers; returns its seq. */
+  append(scope: string, thread: { seq: number; thread_id: string }, runId: string | null, event: ProtocolEvent): number {
+    const seq = this.#o.events.append(thread.seq, { runId, ...event, at: this.#o.clock.now() })
+    // Followers hear of it once the caller's work is done: an append inside a transaction that
+    // later rolls back must not have been sent.
+    const name = key(scope, thread.thread_id)
+    queueMicrotask(() => this.#appended.emit(name))
+    return seq
+  }
+
+  /** The highest seq of the thread's log (0 when it has none, or the thread does not exist). */
+  lastSeq(scope: string, threadId: string): number {
+    const thread = this.#o.threads.get(scope, threadId)
+    return thread ? this.#o.events.lastSeq(thread.seq) : 0
+  }
+
+  /** The thread's events after `since`, oldest first, at most `limit` (none when the thread does not exist). */
+  read(scope: string, threadId: string, since: number, limit = PAGE): ThreadEventRow[] {
+    const thread = this.#o.threads.get(scope, threadId)
+    return thread ? this.#o.events.after(thread.seq, since, limit) : []
+  }
+
+  /** Calls `listener` whenever an event is appended to the thread's log; returns the function that stops it. */
+  watch(scope: string, threadId: string, listener: () => void): () => void {
+    const name = key(scope, threadId)
+    this.#appended.on(name, listener)
+    return () => this.#appended.off(name, listener)
+  }
+
+  /** Every event one run of the thread logged, oldest first. */
+  ofRun(thread: { seq: number }, runId: string): ThreadEventRow[] {
+    return this.#o.events.ofRun(thread.seq, runId)
+  }
+
+  /** Listeners currently following threads (for tests that check nothing is left behind). */
+  get followers(): number {
+    return this.#appended.eventNames().reduce((n, name) => n + this.#appended.listenerCount(name), 0)
+  }
+
+  /**
+   * The thread's events after `since` that pass `filter`, oldest first, then live ones as they are
+   * appended, until `signal` aborts. Never ends by itself: a thread's log can always grow.
+   */
+  async *follow(scope: string, threadId: string, filter: EventFilter, since: number, signal: AbortSignal): AsyncGenerator<ThreadEventRow> {
+    let unread = true
+    let wake: (() => void) | undefined
+    const onAppend = () => {
+      unread = true
+      wake?.()
+    }
+    const onAbort = () => wake?.()
+    const unwatch = this.watch(scope, threadId, onAppend)
+    signal.addEventListener('abort', onAbort)
+    try {
+      let last = since
+      while (!signal.aborted) {
+        if (!unread) {
+          await new Promise<void>((resolve) => (wake = resolve))
+          wake = undefined
+          continue
+        }
+        unread = false
+        const page = this.read(scope, threadId, last)
+        for (const row of page) {
+          last = row.seq
+          if (matches(filter, row.method, JSON.parse(row.namespace) as string[])) yield row
+          if (signal.aborted) return
+        }
+        if (page.length === PAGE) unread = true
+      }
+    } finally {
+      unwatch()
+      signal.removeEventListener('abort', onAbort)
+    }
+  }
+}
+
+const key = (scope: string, threadId: string) => `${scope}\u0000${threadId}`
+
+/** The event as the protocol sends it, as JSON text (the stored JSON is spliced in, not parsed again). */
+export function envelope(row: ThreadEventRow): string {
+  const node = row.node === null ? '' : `,"node":${JSON.stringify(row.node)}`
+  const params = `{"namespace":${row.namespace},"timestamp":${row.at}${node},"data":${row.data}}`
+  return `{"type":"event","event_id":"${row.seq}","seq":${row.seq},"method":${JSON.stringify(row.method)},"params":${params}}`
+}
