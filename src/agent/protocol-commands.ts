@@ -174,13 +174,13 @@ export class ProtocolCommands {
 
   /** Answers an interrupt: a new run on the thread's assistant resumes it (its events continue the thread's seq). */
   #inputRespond(context: CommandContext, params: Record<string, unknown>): Record<string, never> {
-    const thread = this.#o.threads.get(context.scope, context.threadId)
-    const assistantId = thread ? boundAssistant(thread) : null
-    if (!thread || assistantId === null) throw new ProtocolRefusal('no_such_run', NO_ASSISTANT)
     const answers = Array.isArray(params.responses)
       ? params.responses.filter(isObject).map((r) => ({ id: r.interrupt_id, response: r.response }))
       : [{ id: params.interrupt_id, response: params.response }]
     if (answers.length === 0 || answers.some((a) => typeof a.id !== 'string' || a.id === '')) throw invalid('input.respond requires an interrupt_id.')
+    const thread = this.#o.threads.get(context.scope, context.threadId)
+    const assistantId = thread ? boundAssistant(thread) : null
+    if (!thread || assistantId === null) throw new ProtocolRefusal('no_such_run', NO_ASSISTANT)
     if (thread.status !== 'interrupted') throw invalid('input.respond can only be used while the run is interrupted.')
     const pending = new Set(Object.values(thread.interrupts).flat().map((i) => i.id))
     const unknown = answers.find((a) => !pending.has(a.id as string))

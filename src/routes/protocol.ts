@@ -36,12 +36,13 @@ class BadBody {
 function readBody(request: FastifyRequest, schema: ZodObject): Record<string, unknown> | BadBody {
   let body: unknown
   try {
-    body = JSON.parse(request.rawBody?.toString('utf8') ?? '')
+    // Without a Content-Type the real server's validator sees an empty object.
+    body = request.headers['content-type'] === undefined ? {} : JSON.parse(request.rawBody?.toString('utf8') ?? '')
   } catch {
     return new BadBody((r) => r.code(400).type('text/plain;charset=UTF-8').send('Malformed JSON in request body'))
   }
   const issues = zodIssues(schema, body)
-  if (issues.length > 0) return new BadBody((r) => r.code(400).send(zodErrorBody(issues)))
+  if (issues.length > 0) return new BadBody((r) => r.code(400).type('application/json').send(JSON.stringify(zodErrorBody(issues))))
   return body as Record<string, unknown>
 }
 
@@ -65,7 +66,7 @@ export const protocolRoutes: FastifyPluginAsyncTypebox<ProtocolRoutesOptions> = 
     const command = { id: body.id as number, method: body.method as string, params: (body.params as Record<string, unknown> | undefined) ?? {} }
     const ctx = context(request)
     try {
-      return commands.execute(ctx, command, commands.http.of(ctx))
+      return reply.type('application/json').send(JSON.stringify(commands.execute(ctx, command, commands.http.of(ctx))))
     } catch (error) {
       if (error instanceof NotFound) return plainNotFound(reply, error)
       throw error

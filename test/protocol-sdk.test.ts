@@ -1,0 +1,134 @@
+// The session protocol as the official SDK (`latest`) speaks it: `client.threads.stream()` over SSE
+// and over a WebSocket, against hangar on a real port. Runs started this way are ordinary runs:
+// the older endpoints see them.
+
+import t from 'tap'
+import { Client } from '@langchain/langgraph-sdk'
+import { WebSocket } from 'ws'
+import { API_KEY, serveApp, until } from './helpers.js'
+import { readEvents, rootEnded } from './protocol-helpers.js'
+
+interface ProtocolEvent {
+  seq: number
+  event_id: string
+  method: string
+  params: { namespace: string[]; data: Record<string, unknown> }
+}
+
+const say = (content: string) => ({ messages: [{ type: 'human', content }] })
+
+/** Every event the thread stream hands out, and whether it saw the root lifecycle end `ended` times. */
+function recorder(thread: { onEvent(listener: (event: never) => void): () => void }) {
+  const events: ProtocolEvent[] = []
+  thread.onEvent((event: never) => events.push(event as ProtocolEvent))
+  const rootEnds = () => events.filter((e) => e.method === 'lifecycle' && e.params.namespace.length === 0 && ['completed', 'interrupted', 'failed'].includes(e.params.data.event as string)).length
+  return { events, rootEnds }
+}
+
+const seqs = (events: { seq: number }[]) => events.map((e) => e.seq)
+
+/** What the thread's log holds on the channels the SDK's stream asks for, read back in one stream from the start. */
+async function logged(base: string, threadId: string, runs: number) {
+  const { events } = await readEvents(base, threadId, { channels: ['lifecycle', 'input', 'values'] }, rootEnded(runs))
+  return seqs(events)
+}
+
+t.test('SSE: a run streams its messages and output; the run is the one the older endpoints list', async (t) => {
+  const { base, api } = await serveApp(t)
+  const client = new Client({ apiUrl: base, apiKey: API_KEY })
+  const thread = client.threads.stream({ assistantId: 'agent' })
+  t.teardown(() => thread.close())
+  const { events, rootEnds } = recorder(thread)
+
+  const started = await thread.run.start({ input: say('hello there world') })
+  const output = (await thread.output) as { messages: { type: string; content: unknown }[] }
+  t.same(output.messages.map((m) => m.type), ['human', 'ai'])
+  t.same(output.messages[1].content, [{ type: 'text', text: 'hello there world' }], 'the AI message, as the protocol normalizes it')
+  await until(() => rootEnds() === 1, 'the root lifecycle ends')
+
+  t.same(seqs(events).sort((a, b) => a - b), await logged(base, thread.threadId, 1), 'every logged event of its channels, none missing')
+  t.equal(events.length, new Set(seqs(events)).size, 'no event handed out twice')
+
+  const runs = await api.get(`/threads/${thread.threadId}/runs`)
+  t.equal(runs.status, 200)
+  t.same(runs.body.map((r: { run_id: string }) => r.run_id), [(started as { run_id: string }).run_id])
+  t.equal(runs.body[0].status, 'success')
+  t.same(runs.body[0].kwargs.stream_mode, ['values', 'updates', 'messages', 'tools', 'custom', 'tasks'])
+  t.equal(runs.body[0].kwargs.__protocol_stream_run, true)
+  t.equal(runs.body[0].multitask_strategy, 'enqueue')
+})
+
+t.test('SSE: an interrupt is answered with input.respond; the second run continues the thread\'s seq', async (t) => {
+  const { base, api } = await serveApp(t)
+  const client = new Client({ apiUrl: base, apiKey: API_KEY })
+  const thread = client.threads.stream({ assistantId: 'approval' })
+  t.teardown(() => thread.close())
+  const { events, rootEnds } = recorder(thread)
+
+  await thread.run.start({ input: say('ship it') })
+  await until(() => thread.interrupted && thread.interrupts.length === 1, 'the interrupt reaches the client')
+  const [pending] = thread.interrupts
+  t.same(pending.payload, { question: 'Approve this request?', request: 'ship it' })
+  const state = await api.get(`/threads/${thread.threadId}/state`)
+  t.equal(state.body.tasks[0].interrupts[0].id, pending.interruptId, 'the interrupt id is the one the state shows')
+
+  await thread.input.respond({ interrupt_id: pending.interruptId, namespace: [], response: 'yes' })
+  await until(() => rootEnds() === 2, 'the resumed run ends')
+  const after = await api.get(`/threads/${thread.threadId}/state`)
+  t.equal(after.body.values.answer, 'yes')
+  t.equal(after.body.values.messages.at(-1).content, 'You answered: yes')
+
+  t.same([...new Set(seqs(events))].sort((a, b) => a - b), await logged(base, thread.threadId, 2), 'both runs, one seq, nothing missing')
+  const runStarts = events.filter((e) => e.method === 'lifecycle' && e.params.namespace.length === 0 && e.params.data.event === 'running')
+  t.equal(runStarts.length, 2)
+})
+
+t.test('WebSocket: a run and an interrupt over one socket; the key travels in the query', async (t) => {
+  const { base, api } = await serveApp(t)
+  const socketUrl = (url: string) => `${url}${url.includes('?') ? '&' : '?'}api_key=${API_KEY}`
+  const opened: WebSocket[] = []
+  const client = new Client({ apiUrl: base, apiKey: null as never })
+  const thread = client.threads.stream({
+    assistantId: 'approval',
+    transport: 'websocket',
+    webSocketFactory: (url: string) => {
+      const socket = new WebSocket(socketUrl(url))
+      opened.push(socket)
+      return socket as never
+    },
+  })
+  t.teardown(() => thread.close())
+  const { events, rootEnds } = recorder(thread)
+
+  await thread.run.start({ input: say('over websocket') })
+  await until(() => thread.interrupts.length === 1, 'the interrupt arrives over the socket')
+  await thread.input.respond({ interrupt_id: thread.interrupts[0].interruptId, namespace: [], response: 'approved over ws' })
+  await until(() => rootEnds() === 2, 'the resumed run ends')
+  t.equal(opened.length, 1, 'one socket for everything')
+  const state = await api.get(`/threads/${thread.threadId}/state`)
+  t.equal(state.body.values.answer, 'approved over ws')
+  t.same([...new Set(seqs(events))].sort((a, b) => a - b), await logged(base, thread.threadId, 2))
+})
+
+t.test('WebSocket: without a key the upgrade is refused; with auth off none is needed', async (t) => {
+  const { base } = await serveApp(t)
+  const url = `${base.replace('http', 'ws')}/threads/0c61e60d-32b3-42a0-9abd-ac262a0bf00d/stream/events`
+  const refused = await new Promise<number>((resolve) => {
+    const socket = new WebSocket(url)
+    socket.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0))
+    socket.on('open', () => resolve(101))
+  })
+  t.equal(refused, 403)
+
+  const open = await serveApp(t, { auth: 'off' })
+  const answer = await new Promise<string>((resolve, reject) => {
+    const socket = new WebSocket(`${open.base.replace('http', 'ws')}/threads/0c61e60d-32b3-42a0-9abd-ac262a0bf00d/stream/events`)
+    socket.on('open', () => socket.send('{"id":1,"method":"agent.getTree"}'))
+    socket.on('message', (data: Buffer) => {
+      resolve(data.toString())
+      socket.close()
+    })
+    socket.on('error', reject)
+  })
+  t.equal(answer, '{"type":"error","id":1,"error":"no_such_run","message":"No active run is bound to this thread."}')
+})
