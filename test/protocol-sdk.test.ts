@@ -18,9 +18,9 @@ interface ProtocolEvent {
 const say = (content: string) => ({ messages: [{ type: 'human', content }] })
 
 /** Every event the thread stream hands out, and whether it saw the root lifecycle end `ended` times. */
-function recorder(thread: { onEvent(listener: (event: never) => void): () => void }) {
+function recorder(thread: { onEvent(listener: (event: ProtocolEvent) => void): () => void }) {
   const events: ProtocolEvent[] = []
-  thread.onEvent((event: never) => events.push(event as ProtocolEvent))
+  thread.onEvent((event) => events.push(event))
   const rootEnds = () => events.filter((e) => e.method === 'lifecycle' && e.params.namespace.length === 0 && ['completed', 'interrupted', 'failed'].includes(e.params.data.event as string)).length
   return { events, rootEnds }
 }
@@ -38,7 +38,7 @@ t.test('SSE: a run streams its messages and output; the run is the one the older
   const client = new Client({ apiUrl: base, apiKey: API_KEY })
   const thread = client.threads.stream({ assistantId: 'agent' })
   t.teardown(() => thread.close())
-  const { events, rootEnds } = recorder(thread)
+  const { events, rootEnds } = recorder(thread as never)
 
   const started = await thread.run.start({ input: say('hello there world') })
   const output = (await thread.output) as { messages: { type: string; content: unknown }[] }
@@ -63,7 +63,7 @@ t.test('SSE: an interrupt is answered with input.respond; the second run continu
   const client = new Client({ apiUrl: base, apiKey: API_KEY })
   const thread = client.threads.stream({ assistantId: 'approval' })
   t.teardown(() => thread.close())
-  const { events, rootEnds } = recorder(thread)
+  const { events, rootEnds } = recorder(thread as never)
 
   await thread.run.start({ input: say('ship it') })
   await until(() => thread.interrupted && thread.interrupts.length === 1, 'the interrupt reaches the client')
@@ -98,7 +98,7 @@ t.test('WebSocket: a run and an interrupt over one socket; the key travels in th
     },
   })
   t.teardown(() => thread.close())
-  const { events, rootEnds } = recorder(thread)
+  const { events, rootEnds } = recorder(thread as never)
 
   await thread.run.start({ input: say('over websocket') })
   await until(() => thread.interrupts.length === 1, 'the interrupt arrives over the socket')

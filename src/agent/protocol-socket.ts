@@ -48,8 +48,9 @@ export class ProtocolSocket {
   #cursor: number
   readonly #unwatch: () => void
   #closed = false
-  /** Events a subscribe replays, sent right after its answer. */
-  readonly #replay: ThreadEventRow[] = []
+  /** Events subscribes replay (by seq, with how many subscriptions asked), sent after their answers. */
+  readonly #replay = new Map<number, { row: ThreadEventRow; times: number }>()
+  #flushing = false
 
   constructor(o: { commands: ProtocolCommands; log: ThreadLog; context: CommandContext; sink: SocketSink }) {
     this.#commands = o.commands
@@ -84,7 +85,25 @@ export class ProtocolSocket {
     // A run the command started has logged its first events: they go out before the answer, as on the real server.
     this.#pump()
     if (answer) this.#reply(answer)
-    for (const row of this.#replay.splice(0)) this.#send(envelope(row))
+    if (this.#replay.size > 0 && !this.#flushing) {
+      this.#flushing = true
+      setImmediate(() => this.#flushReplay())
+    }
+  }
+
+  /**
+   * Sends the replays of the subscribes heard together (a client sends its subscribes back to back)
+   * as one run of events in seq order, each as many times as subscriptions asked for it: a client
+   * then sees the replayed run end after every replayed event, as it would live.
+   */
+  #flushReplay(): void {
+    this.#flushing = false
+    const rows = [...this.#replay.values()].sort((a, b) => a.row.seq - b.row.seq)
+    this.#replay.clear()
+    for (const { row, times } of rows) {
+      const text = envelope(row)
+      for (let i = 0; i < times; i++) this.#send(text)
+    }
   }
 
   /** Stops following the thread (the socket closed). */
@@ -112,7 +131,11 @@ export class ProtocolSocket {
     // Later events come from the pump, which checks every active subscription.
     const replay = this.#log.ofRun(current.thread, current.runId).filter((row) => row.seq <= this.#cursor && matches(filter, row.method, JSON.parse(row.namespace) as string[]))
     this.#active.push(subscription)
-    this.#replay.push(...replay)
+    for (const row of replay) {
+      const queued = this.#replay.get(row.seq)
+      if (queued) queued.times++
+      else this.#replay.set(row.seq, { row, times: 1 })
+    }
     return { subscription_id: subscription.ids[0], replayed_events: replay.length }
   }
 

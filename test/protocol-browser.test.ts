@@ -1,0 +1,149 @@
+// `@langchain/react` (its `latest`, the "v2-native" useStream over the session protocol) in a real
+// browser (Debian's Chromium, headless, driven by playwright-core), on a page served from another
+// origin than hangar, as a frontend developer runs it. hangar runs on a manual clock: the slow
+// graph's steps move only when the test moves time. Page waits are bounded and fail loudly.
+
+import { existsSync } from 'node:fs'
+import { createServer } from 'node:http'
+import t, { type Test } from 'tap'
+import { chromium, type Browser, type Page } from 'playwright-core'
+import { API_KEY, runClockUntil, serveApp } from './helpers.js'
+
+const CHROMIUM = '/usr/bin/chromium'
+const WAIT_MS = 15_000
+
+const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed (Debian: apt-get install -y chromium); the useStream browser test needs it`
+if (skip) console.log(`# useStream browser test skipped: ${skip}`)
+
+let browser: Browser
+let pageOrigin: string
+t.before(async () => {
+  if (skip) return
+  const { build } = await import('esbuild')
+  const bundle = await build({
+    entryPoints: [new URL('./browser/chat-app.tsx', import.meta.url).pathname],
+    bundle: true,
+    write: false,
+    format: 'esm',
+    platform: 'browser',
+    jsx: 'automatic',
+    define: { 'process.env.NODE_ENV': '"production"' },
+    logLevel: 'silent',
+  })
+  const script = bundle.outputFiles[0].text
+  const html = '<!doctype html><html><head><meta charset="utf-8"><title>chat</title></head><body><div id="root"></div><script type="module" src="/app.js"></script></body></html>'
+  // The page's own origin: another port than hangar's, so every call to hangar is cross-origin.
+  const server = createServer((req, res) => {
+    if (req.url?.startsWith('/app.js')) res.writeHead(200, { 'content-type': 'text/javascript' }).end(script)
+    else res.writeHead(200, { 'content-type': 'text/html' }).end(html)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  pageOrigin = `http://localhost:${(server.address() as { port: number }).port}`
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())))
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] })
+})
+t.teardown(async () => browser?.close())
+
+/** The chat page, open; uncaught errors on it are collected in `pageErrors` (each test checks it is empty). */
+const pageErrors = new WeakMap<Page, string[]>()
+
+async function openChat(t: Test, base: string, params: Record<string, string>): Promise<Page> {
+  const context = await browser.newContext()
+  t.teardown(() => context.close())
+  const page = await context.newPage()
+  page.setDefaultTimeout(WAIT_MS)
+  const errors: string[] = []
+  page.on('pageerror', (error) => errors.push(error.message))
+  if (process.env.DEBUG_PAGE) {
+    page.on('console', (m) => console.log('# console', m.text()))
+    page.on('request', (r) => console.log('# >>', r.method(), r.url(), r.postData()?.slice(0, 200)))
+    page.on('response', (r) => console.log('# <<', r.status(), r.url()))
+    page.on('websocket', (ws) => { console.log('# ws', ws.url()); ws.on('framesent', (f) => console.log('# ws>', String(f.payload).slice(0, 200))); ws.on('framereceived', (f) => console.log('# ws<', String(f.payload).slice(0, 200))); ws.on('close', () => console.log('# ws closed')); ws.on('socketerror', (e) => console.log('# ws error', e)) })
+  }
+  pageErrors.set(page, errors)
+  await page.goto(`${pageOrigin}/?${new URLSearchParams({ api: base, key: API_KEY, ...params })}`)
+  await page.waitForFunction(() => typeof window.chat === 'object')
+  return page
+}
+
+const noPageErrors = (t: Test, page: Page) => t.same(pageErrors.get(page), [], 'no uncaught error on the page')
+const messages = (page: Page) => page.locator('#messages li').allTextContents()
+const waitMessages = (page: Page, count: number) => page.waitForFunction((n) => document.querySelectorAll('#messages li').length === n, count)
+const loading = async (page: Page) => (await page.textContent('#loading')) === 'true'
+
+t.test('submit renders the reply; isLoading goes true then false; a second turn keeps the history', { skip }, async (t) => {
+  const { base } = await serveApp(t)
+  const page = await openChat(t, base, { assistant: 'agent' })
+  await page.evaluate(() => window.chat.submit('hello there world'))
+  await waitMessages(page, 2)
+  await page.waitForFunction(() => document.querySelector('#loading')!.textContent === 'false')
+  t.same(await messages(page), ['hello there world', 'hello there world'])
+  const history = await page.evaluate(() => window.loadingHistory)
+  t.ok(history.includes(true), 'isLoading was true while the run streamed')
+  t.equal(history.at(-1), false)
+
+  await page.evaluate(() => window.chat.submit('second turn'))
+  await waitMessages(page, 4)
+  t.same(await messages(page), ['hello there world', 'hello there world', 'second turn', 'second turn'])
+  noPageErrors(t, page)
+})
+
+t.test('stop() cancels the run through the older cancel endpoint; the run ends interrupted', { skip }, async (t) => {
+  const { base, api } = await serveApp(t)
+  const page = await openChat(t, base, { assistant: 'pipeline' })
+  await page.evaluate(() => { void window.chat.submit('cancel me') })
+  await page.waitForFunction(() => document.querySelector('#loading')!.textContent === 'true')
+  const threadId = (await page.waitForFunction(() => document.querySelector('#thread')!.textContent || null)).jsonValue() as unknown as string
+  await page.evaluate(() => window.chat.stop())
+  await page.waitForFunction(() => document.querySelector('#loading')!.textContent === 'false')
+  const runs = await api.get(`/threads/${await threadId}/runs`)
+  t.equal(runs.body[0].status, 'interrupted')
+  noPageErrors(t, page)
+})
+
+t.test('an interrupt is shown and answered with respond()', { skip }, async (t) => {
+  const { base } = await serveApp(t)
+  const page = await openChat(t, base, { assistant: 'approval' })
+  await page.evaluate(() => window.chat.submit('ship it'))
+  await page.waitForFunction(() => document.querySelector('#interrupt')!.textContent !== '')
+  t.same(JSON.parse((await page.textContent('#interrupt'))!), { question: 'Approve this request?', request: 'ship it' })
+  await page.evaluate(() => window.chat.respond('yes'))
+  await waitMessages(page, 2)
+  t.same(await messages(page), ['ship it', 'You answered: yes'])
+  await page.waitForFunction(() => document.querySelector('#interrupt')!.textContent === '')
+  noPageErrors(t, page)
+})
+
+t.test('a failed run shows its error', { skip }, async (t) => {
+  const { base } = await serveApp(t)
+  const page = await openChat(t, base, { assistant: 'flaky' })
+  await page.evaluate(() => window.chat.submit('please fail now'))
+  await page.waitForFunction(() => document.querySelector('#error')!.textContent !== '')
+  t.match(await page.textContent('#error'), /FlakyError/)
+  t.match(await page.textContent('#error'), /The flaky graph failed on request: please fail now/)
+  t.equal(await loading(page), false)
+  noPageErrors(t, page)
+})
+
+t.test('a reload mid-run re-attaches: the page shows the run going on, then its end', { skip }, async (t) => {
+  const { base, clock } = await serveApp(t)
+  const page = await openChat(t, base, { assistant: 'pipeline' })
+  await page.evaluate(() => { void window.chat.submit('keep going') })
+  await page.waitForFunction(() => document.querySelector('#loading')!.textContent === 'true')
+  await page.reload()
+  await page.waitForFunction(() => typeof window.chat === 'object')
+  await page.waitForFunction(() => document.querySelector('#loading')!.textContent === 'true')
+  await runClockUntil(clock, async () => (await messages(page)).length === 2 && !(await loading(page)), 'the re-attached page shows the run\'s end')
+  t.same(await messages(page), ['keep going', 'Researched, drafted and reviewed: keep going'])
+  noPageErrors(t, page)
+})
+
+t.test('one submit over transport "websocket" (hangar with auth off, as a browser socket carries no key)', { skip }, async (t) => {
+  const { base } = await serveApp(t, { auth: 'off' })
+  const page = await openChat(t, base, { assistant: 'agent', transport: 'websocket', key: '' })
+  await page.evaluate(() => window.chat.submit('over the socket'))
+  await waitMessages(page, 2)
+  t.same(await messages(page), ['over the socket', 'over the socket'])
+  await page.waitForFunction(() => document.querySelector('#loading')!.textContent === 'false')
+  noPageErrors(t, page)
+})
