@@ -5,6 +5,7 @@ import cors from '@fastify/cors'
 import websocket from '@fastify/websocket'
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { DEPLOYED_AGENT_PREFIX } from './agent/paths.js'
+import type { ThreadLog } from './agent/thread-log.js'
 import type { EventBus } from './admin/bus.js'
 import type { FaultInjector } from './admin/faults.js'
 import { installFaults } from './admin/faults.js'
@@ -52,6 +53,8 @@ export interface EmulatorParts {
   readonly faults: FaultInjector
   /** What changes inside hangar, as it happens (what `GET /_hangar/events` streams). */
   readonly bus: EventBus
+  /** The threads' session-protocol logs (their `followers` count the open streams and sockets). */
+  readonly threadLog: ThreadLog
 }
 
 export type App = FastifyInstance & { readonly clock: Clock; readonly config: Config; readonly emulator: EmulatorParts }
@@ -79,7 +82,7 @@ export function buildApp(options: AppOptions = {}): App {
   }).withTypeProvider<TypeBoxTypeProvider>()
   app.decorate('clock', clock)
   app.decorate('config', config)
-  app.decorate('emulator', { journal, faults, bus } satisfies EmulatorParts)
+  app.decorate('emulator', { journal, faults, bus, threadLog: services.threadLog } satisfies EmulatorParts)
   app.decorateRequest('tenantId', '')
   app.decorateRequest('userId', '')
   app.decorateRequest('agentScope', '')
