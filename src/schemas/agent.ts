@@ -8,7 +8,12 @@ import { AnyDict, DateTime, Nullable, StringEnum, Uuid } from './common.js'
 const opt = <T extends TSchema>(schema: T) => Type.Optional(Nullable(schema))
 const Any = () => Type.Unknown()
 
-export const STREAM_MODES = ['values', 'messages', 'messages-tuple', 'updates', 'events', 'tasks', 'checkpoints', 'debug', 'custom'] as const
+/**
+ * A run's stream modes. `tools` (tool-call progress: `on_tool_start`, `on_tool_event`, `on_tool_end`,
+ * `on_tool_error`) is accepted as the real JS server 1.5.1 accepts it; hangar's scripted graphs call no
+ * tools yet, so it adds no events. `lifecycle` is refused, as there.
+ */
+export const STREAM_MODES = ['values', 'messages', 'messages-tuple', 'updates', 'events', 'tasks', 'checkpoints', 'debug', 'custom', 'tools'] as const
 const StreamMode = StringEnum(STREAM_MODES)
 const Limit = (max: number) => Type.Optional(Type.Integer({ minimum: 1, maximum: max, default: 10 }))
 const Offset = () => Type.Optional(Type.Integer({ minimum: 0, default: 0 }))
