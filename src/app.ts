@@ -35,6 +35,7 @@ import { oauthCallbackRoutes, oauthConsentRoutes } from './routes/oauth-browser.
 import { declareSecurity, leaveOutOfDocs, openapiDocument, openapiRoute } from './routes/openapi.js'
 import { runRoutes } from './routes/runs.js'
 import { systemRoutes } from './routes/system.js'
+import { threadStreamRoutes } from './routes/thread-stream.js'
 import { threadRoutes } from './routes/threads.js'
 
 export interface AppOptions {
@@ -143,6 +144,7 @@ export function buildApp(options: AppOptions = {}): App {
       gated.register(assistantRoutes, services)
       gated.register(threadRoutes, services)
       gated.register(runRoutes, services)
+      gated.register(threadStreamRoutes, services)
     })
   }
   // The agent server at the root paths, where a frontend developer points the SDK...

@@ -227,3 +227,16 @@ export const JoinStreamQuery = Type.Object({
   stream_mode: opt(Any()),
 })
 export const LastEventIdHeader = Type.Object({ 'last-event-id': Type.Optional(Type.Integer({ minimum: -1 })) })
+
+// ---- the thread join stream (GET /threads/{thread_id}/stream) ------------------------------------
+
+/** What a thread's join stream carries: each run's events and its end, runs' starts and ends only, or the thread's state after each run. */
+export const THREAD_STREAM_MODES = ['lifecycle', 'run_modes', 'state_update'] as const
+const ThreadStreamMode = StringEnum(THREAD_STREAM_MODES)
+/** The spec names the parameter `stream_modes`; both SDKs send `stream_mode` (repeated for several). Either, or both, may be given. */
+export const ThreadStreamQuery = Type.Object({
+  stream_mode: Type.Optional(Type.Array(ThreadStreamMode)),
+  stream_modes: Type.Optional(Type.Array(ThreadStreamMode)),
+})
+/** `-` resumes from the thread's first run; an id this stream sent (`<run seq>-<position>`) after that event; empty is as absent. */
+export const ThreadLastEventIdHeader = Type.Object({ 'last-event-id': Type.Optional(Type.String({ pattern: '^(-|[0-9]+-[0-9]+)?$' })) })
