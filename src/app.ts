@@ -38,6 +38,7 @@ import { declareSecurity, leaveOutOfDocs, openapiDocument, openapiRoute } from '
 import { protocolRoutes } from './routes/protocol.js'
 import { runRoutes } from './routes/runs.js'
 import { systemRoutes } from './routes/system.js'
+import { threadStreamRoutes } from './routes/thread-stream.js'
 import { threadRoutes } from './routes/threads.js'
 
 export interface AppOptions {
@@ -153,6 +154,7 @@ export function buildApp(options: AppOptions = {}): App {
       gated.register(threadRoutes, services)
       gated.register(runRoutes, services)
       gated.register(protocolRoutes, services)
+      gated.register(threadStreamRoutes, services)
     })
   }
   // The agent server at the root paths, where a frontend developer points the SDK...

@@ -52,8 +52,8 @@ function isGated(method: string, path: string): boolean {
   return path !== '/openapi.json' && !path.startsWith('/docs')
 }
 
-/** Documented paths whose answer never ends by itself. */
-const ENDLESS = ['/_hangar/events']
+/** Documented paths whose answer never ends by itself (the admin events; a thread's join stream, which waits for its next run). */
+const ENDLESS = ['/_hangar/events', '/threads/{thread_id}/stream']
 
 /**
  * Every operation hangar serves: those of `/openapi.json`, and the copies it leaves out — the
@@ -72,7 +72,7 @@ export function operationsFrom(doc: Schema): Operation[] {
     })
   }
   for (const [path, item] of Object.entries<Schema>(doc.paths)) {
-    // An event stream that never ends by itself would hold its request forever (test/admin-events.test.ts covers it).
+    // An event stream that never ends by itself would hold its request forever (test/admin-events.test.ts and test/thread-stream.test.ts cover them).
     if (ENDLESS.includes(path)) continue
     for (const [lower, op] of Object.entries<Schema>(item)) {
       const method = lower.toUpperCase()

@@ -117,6 +117,7 @@ export class RunExecutor {
     }
     this.#schedule(run, input.assistant, input.publicBase)
     this.#observe(run, 'pending')
+    this.#created.emit(String(thread.seq))
     return run
   }
 
@@ -366,6 +367,35 @@ export class RunExecutor {
       threads.setStatus(thread.seq, nextStatus(paused))
     }
     if (run.kwargs.temporary) threads.delete(thread)
+  }
+
+  // ---- following a thread from one run to the next (its join stream) ---------------------------
+
+  /** Wakes whoever waits for a thread's next run: `create` emits the thread's seq. */
+  readonly #created = new EventEmitter().setMaxListeners(0)
+
+  /**
+   * Resolves once a run is created on the thread (read it from the store), or once `signal` aborts.
+   * The wait starts when this is called: a caller that found no run in the store and calls it in
+   * the same turn misses none.
+   */
+  async runCreated(thread: Thread, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return
+    const key = String(thread.seq)
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        this.#created.off(key, done)
+        signal.removeEventListener('abort', done)
+        resolve()
+      }
+      this.#created.on(key, done)
+      signal.addEventListener('abort', done)
+    })
+  }
+
+  /** How many are waiting for a run to be created, on any thread. */
+  get threadFollowers(): number {
+    return this.#created.eventNames().reduce((sum, key) => sum + this.#created.listenerCount(key), 0)
   }
 }
 

@@ -86,10 +86,11 @@ export const protocolRoutes: FastifyPluginAsyncTypebox<ProtocolRoutesOptions> = 
     reply.hijack()
     // No heartbeats: the real server sends none on this stream.
     const writer = new SseWriter(reply.raw, { heartbeatMs: 0, headers: reply.getHeaders() as Record<string, string> })
+    options.openStreams.track(writer)
     // The stream never ends by itself (a thread's log can always grow): shutdown ends it at once.
-    options.openStreams.track(writer, { endless: true })
+    const until = AbortSignal.any([writer.signal, options.openStreams.closing])
     try {
-      for await (const row of threadLog.follow(request.agentScope, request.params.thread_id, filter, (body.since as number | undefined) ?? 0, writer.signal)) {
+      for await (const row of threadLog.follow(request.agentScope, request.params.thread_id, filter, (body.since as number | undefined) ?? 0, until)) {
         if (!(await writer.sendFrame(`event: ${row.method}\ndata: ${envelope(row)}\nid: ${row.seq}\n\n`))) break
       }
     } finally {

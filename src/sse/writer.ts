@@ -4,7 +4,7 @@
 // an unref'd timer, and notices a client that goes away; it never throws at its caller.
 
 import type { ServerResponse } from 'node:http'
-import { once } from 'node:events'
+import { once, setMaxListeners } from 'node:events'
 
 export interface SseEvent {
   id?: string
@@ -123,17 +123,26 @@ export class SseWriter {
  */
 export class OpenStreams {
   readonly #writers = new Set<SseWriter>()
+  readonly #closing = new AbortController()
   #settled: (() => void) | undefined
 
-  readonly #endless = new Set<SseWriter>()
+  constructor() {
+    // Every stream that waits for more (a thread's next run) listens while it waits.
+    setMaxListeners(0, this.#closing.signal)
+  }
 
-  /** Registers a stream; an `endless` one (it never ends by itself) is ended at once at shutdown. */
-  track(writer: SseWriter, options: { endless?: boolean } = {}): void {
+  /**
+   * Aborted when shutdown begins: a stream that would wait for more (a thread's join stream
+   * between runs) ends instead of holding shutdown for the grace period.
+   */
+  get closing(): AbortSignal {
+    return this.#closing.signal
+  }
+
+  track(writer: SseWriter): void {
     this.#writers.add(writer)
-    if (options.endless) this.#endless.add(writer)
     writer.signal.addEventListener('abort', () => {
       this.#writers.delete(writer)
-      this.#endless.delete(writer)
       if (this.#writers.size === 0) this.#settled?.()
     }, { once: true })
   }
@@ -144,7 +153,7 @@ export class OpenStreams {
 
   /** Resolves once every open stream has ended, or after `graceMs` (real time) by cutting the rest. */
   async close(graceMs: number): Promise<void> {
-    for (const writer of [...this.#endless]) writer.close()
+    this.#closing.abort(new Error('shutting down'))
     if (this.#writers.size === 0) return
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, graceMs)

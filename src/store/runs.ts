@@ -95,10 +95,12 @@ export class RunRepository {
         ORDER BY r.seq DESC LIMIT @limit OFFSET @offset`),
       active: db.prepare<[number], RunRow>(`${RUN} WHERE r.thread_seq = ? AND r.status IN (${ACTIVE_SQL}) ORDER BY r.seq`),
       allActive: db.prepare<[], RunRow>(`${RUN} WHERE r.status IN (${ACTIVE_SQL}) ORDER BY r.seq`),
+      nextOnThread: db.prepare<[number, number], RunRow>(`${RUN} WHERE r.thread_seq = ? AND r.seq > ? ORDER BY r.seq LIMIT 1`),
       setStatus: db.prepare('UPDATE runs SET status = ?, updated_at = ? WHERE seq = ?'),
       delete: db.prepare('DELETE FROM runs WHERE seq = ?'),
       append: db.prepare(`INSERT INTO run_events (run_seq, idx, event, data)
         VALUES (?, (SELECT coalesce(max(idx), -1) + 1 FROM run_events WHERE run_seq = ?), ?, ?) RETURNING idx`),
+      eventCount: db.prepare<[number], { count: number }>('SELECT count(*) AS count FROM run_events WHERE run_seq = ?'),
       after: db.prepare<[number, number, number], { idx: number; event: string; data: string }>(
         'SELECT idx, event, data FROM run_events WHERE run_seq = ? AND idx > ? ORDER BY idx LIMIT ?'),
     }
@@ -155,6 +157,12 @@ export class RunRepository {
     return this.#sql.active.all(threadSeq).map(toRun)
   }
 
+  /** The thread's first run created after run `afterSeq` (0: its first run), in creation order. */
+  nextOnThread(threadSeq: number, afterSeq: number): Run | undefined {
+    const row = this.#sql.nextOnThread.get(threadSeq, afterSeq)
+    return row && toRun(row)
+  }
+
   /** Every pending or running run (what was in flight when hangar last stopped). */
   allActive(): Run[] {
     return this.#sql.allActive.all().map(toRun)
@@ -172,6 +180,11 @@ export class RunRepository {
   append(run: Run, event: string, data: unknown): SseEvent {
     const { idx } = this.#sql.append.get(run.seq, run.seq, event, JSON.stringify(data ?? null)) as { idx: number }
     return { id: String(idx), event, data }
+  }
+
+  /** How many events the run's log holds. */
+  eventCount(run: Run): number {
+    return this.#sql.eventCount.get(run.seq)!.count
   }
 
   /** The logged events after `afterIdx` (-1: from the start), at most `limit` of them (-1: all). */
