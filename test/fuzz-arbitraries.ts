@@ -52,8 +52,11 @@ function isGated(method: string, path: string): boolean {
   return path !== '/openapi.json' && !path.startsWith('/docs')
 }
 
-/** Documented paths whose answer never ends by itself (the admin events; a thread's join stream, which waits for its next run). */
-const ENDLESS = ['/_hangar/events', '/threads/{thread_id}/stream']
+/**
+ * Documented paths whose answer never ends by itself (the admin events; a thread's join stream,
+ * which waits for its next run; the session protocol's event stream, which follows the thread's log).
+ */
+const ENDLESS = ['/_hangar/events', '/threads/{thread_id}/stream', '/threads/{thread_id}/stream/events']
 
 /**
  * Every operation hangar serves: those of `/openapi.json`, and the copies it leaves out — the
@@ -72,7 +75,7 @@ export function operationsFrom(doc: Schema): Operation[] {
     })
   }
   for (const [path, item] of Object.entries<Schema>(doc.paths)) {
-    // An event stream that never ends by itself would hold its request forever (test/admin-events.test.ts and test/thread-stream.test.ts cover them).
+    // An event stream that never ends by itself would hold its request forever (test/admin-events.test.ts, test/thread-stream.test.ts and test/protocol-*.test.ts cover them).
     if (ENDLESS.includes(path)) continue
     for (const [lower, op] of Object.entries<Schema>(item)) {
       const method = lower.toUpperCase()
@@ -591,6 +594,13 @@ export function problemsOf(request: FuzzRequest, answer: Answer): string[] {
   if (status >= 300 && status < 400 && status !== 304 && !answer.headers.location) problems.push(`${status} without a Location header`)
   if (status < 400 || request.method === 'HEAD') return problems
   const type = String(answer.headers['content-type'] ?? '')
+  // The session protocol's routes answer bad bodies and unknown ids as the real JS server does
+  // (docs/session-protocol.md): a zod 400, a plain-text 400 or 404. Gates still answer {"detail"}.
+  if (/\/threads\/[^/?]*\/(commands|stream\/events)(\?|$)/.test(request.url) && (status === 400 || (status === 404 && type.startsWith('text/plain')))) {
+    if (type.startsWith('text/plain')) return answer.body.length > 0 ? problems : [...problems, `${status} with an empty text body`]
+    const zod = json() && isObject(parsed) && parsed.success === false && isObject(parsed.error) && parsed.error.name === 'ZodError' && Array.isArray(parsed.error.issues) && parsed.error.issues.length > 0
+    return zod ? problems : [...problems, `${status} is neither zod's nor plain text: ${truncate(answer.body, 200)}`]
+  }
   if (!type.startsWith('application/json')) problems.push(`${status} with content-type "${type}": ${truncate(answer.body, 200)}`)
   if (!json()) return [...problems, `${status} with a body that is not JSON: ${truncate(answer.body, 200)}`]
   if (!isObject(parsed) || Object.keys(parsed).join() !== 'detail') return [...problems, `${status} body is not {"detail": …}: ${truncate(answer.body, 200)}`]
