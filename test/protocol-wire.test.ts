@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs'
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
-import { API_KEY, serveApp } from './helpers.js'
+import { API_KEY, serveApp, until } from './helpers.js'
 import { ALL_CHANNELS, command, envelopes, readEvents, rootEnded, type WireEvent } from './protocol-helpers.js'
 
 interface Exchange {
@@ -165,4 +165,76 @@ t.test('every error answer of the recording, replayed: same status, content type
     const unseq = (s: string) => normalize(s).replace(/"applied_through_seq":\d+/, '"applied_through_seq":n')
     t.equal(unseq(body), unseq(response.body), `${what}: body`)
   }
+})
+
+t.test('the recorded WebSocket session, replayed: the same answers, in order, and the same events', async (t) => {
+  const { base } = await serveApp(t)
+  const { WebSocket } = await import('ws')
+  const exchanges = fixture('websocket').exchanges as unknown as { kind: string; direction?: string; opcode?: string; frame: string }[]
+  const session = exchanges.slice(0, exchanges.findIndex((e) => e.kind === 'ws' && e.opcode === 'close'))
+  const threadId = randomUUID()
+  const ws = new WebSocket(`${base.replace('http', 'ws')}/threads/${threadId}/stream/events?api_key=${API_KEY}`)
+  t.teardown(() => ws.close())
+  const received: string[] = []
+  ws.on('message', (data: Buffer) => received.push(data.toString()))
+  await new Promise((resolve) => ws.once('open', resolve))
+
+  // Sends are grouped as recorded (frames sent back to back, then what came back before the next send).
+  const groups: { sends: typeof session; receives: string[] }[] = []
+  for (const e of session) {
+    if (e.kind !== 'ws') continue
+    if (e.direction === 'send') {
+      if (groups.length === 0 || groups.at(-1)!.receives.length > 0) groups.push({ sends: [], receives: [] })
+      groups.at(-1)!.sends.push(e)
+    } else groups.at(-1)!.receives.push(e.frame)
+  }
+  // The ids a client sends back (an interrupt's, a subscription's) are the ones this server gave.
+  const recordedFrames = session.filter((e) => e.kind === 'ws' && e.direction === 'receive').map((e) => e.frame)
+  const idsIn = (frames: string[]) => ({
+    interrupts: frames.filter((f) => f.includes('"method":"input.requested"')).map((f) => (JSON.parse(f) as WireEvent).params.data.interrupt_id as string),
+    subscriptions: frames.filter((f) => f.includes('"subscription_id"')).map((f) => JSON.parse(f) as { id: number; result: { subscription_id: string } }),
+  })
+  const translate = (frame: string) => {
+    const theirsIds = idsIn(recordedFrames)
+    const mineIds = idsIn(received)
+    let out = frame
+    theirsIds.interrupts.forEach((id, i) => (out = out.replaceAll(id, mineIds.interrupts[i] ?? id)))
+    for (const answer of theirsIds.subscriptions) {
+      const mineAnswer = mineIds.subscriptions.findLast((m) => m.id === answer.id)
+      if (mineAnswer) out = out.replaceAll(answer.result.subscription_id, mineAnswer.result.subscription_id)
+    }
+    return out
+  }
+  const answersOf = (frames: string[]) => frames.filter((f) => !f.startsWith('{"type":"event"'))
+  // state.get's values are the state in its full serialization, which in hangar is the Python server's (checked elsewhere).
+  const withoutState = (frame: string) => frame.includes('"result":{"values":') ? frame.replace(/"result":\{"values":.*,"checkpoint":/, '"result":{"values":"<state>","checkpoint":') : frame
+  const blank = (frame: string) => normalize(withoutState(frame)).replace(/"applied_through_seq":\d+/, '"applied_through_seq":n').replace(/"replayed_events":\d+/, '"replayed_events":n')
+  const mine: string[] = []
+  const theirs: string[] = []
+  for (const group of groups) {
+    const before = received.length
+    for (const e of group.sends) {
+      const frame = translate(e.frame)
+      ws.send(e.opcode === 'binary' ? Buffer.from(frame) : frame)
+    }
+    const expected = answersOf(group.receives).length
+    await until(() => answersOf(received.slice(before)).length >= expected, `the answers to ${group.sends.map((e) => e.frame).join(' ')}`)
+    // Wait for the run a command started to end (its last event), as the recording did.
+    const lastEvent = group.receives.findLast((f) => f.startsWith('{"type":"event"'))
+    if (lastEvent?.includes('"event":"completed"') || lastEvent?.includes('"event":"interrupted"')) {
+      const ended = lastEvent.includes('"completed"') ? '"event":"completed","graph_name":"approval"' : '"event":"interrupted","graph_name":"approval"'
+      await until(() => received.slice(before).some((f) => f.includes(ended)), 'the run ends')
+    }
+    // The real server answers frames sent together concurrently (in any order); hangar in order.
+    const sortIfBurst = (list: string[]) => (group.sends.length > 2 ? [...list].sort() : list)
+    mine.push(...sortIfBurst(answersOf(received.slice(before)).map(blank)))
+    theirs.push(...sortIfBurst(answersOf(group.receives).map(blank)))
+  }
+  t.same(mine, theirs, 'every answer, in order')
+
+  const events = (frames: string[]) => {
+    const seen = new Set<number>()
+    return frames.filter((f) => f.startsWith('{"type":"event"')).map((f) => JSON.parse(f) as WireEvent).filter((e) => !seen.has(e.seq) && seen.add(e.seq))
+  }
+  t.same(course(comparable(events(received))).map((e: unknown[]) => e.slice(0, 3)), course(comparable(events(recordedFrames))).map((e: unknown[]) => e.slice(0, 3)), 'the same events, in the same order')
 })

@@ -1,14 +1,18 @@
 /// <reference lib="dom" />
-// A chat page built on `@langchain/react`'s useStream, as a frontend developer writes one, for the
-// browser tests: the query string says where hangar is and which graph and transport to use; the
-// thread id is kept in sessionStorage, so a reload re-attaches to it. The page exposes its buttons
-// as `window.chat` and renders what the hook says into elements the test reads.
+// A chat page built on useStream, as a frontend developer writes one, for the browser tests: the
+// current hook (`@langchain/react`, the session protocol) or, with `hook=legacy`, the older one
+// (`@langchain/langgraph-sdk/react`, run streams). The query string says where hangar is and which
+// graph and transport to use; the thread id is kept in sessionStorage, so a reload re-attaches to
+// it. The page exposes its buttons as `window.chat` and renders what the hook says into elements
+// the test reads.
 
 import { useEffect, useRef } from 'react'
 import { createRoot } from 'react-dom/client'
-import { useStream } from '@langchain/react'
+import { useStream as useCurrentStream } from '@langchain/react'
+import { useStream as useLegacyStream } from '@langchain/langgraph-sdk/react'
 
 const query = new URLSearchParams(location.search)
+const legacy = query.get('hook') === 'legacy'
 
 declare global {
   interface Window {
@@ -21,22 +25,40 @@ window.loadingHistory = []
 const textOf = (content: unknown): string =>
   typeof content === 'string' ? content : Array.isArray(content) ? content.map((b) => (typeof b === 'string' ? b : (b as { text?: string }).text ?? '')).join('') : ''
 
+/** What the page needs of either hook. */
+interface ChatStream {
+  isLoading: boolean
+  threadId?: string | null
+  messages: { id?: string; content: unknown; getType?: () => string; type?: string }[]
+  interrupt?: { value?: unknown }
+  error: unknown
+  submit(input: unknown, options?: unknown): Promise<void> | void
+  stop(): Promise<void> | void
+  respond?(value: unknown): Promise<void>
+}
+
+// One hook per page load: which is fixed by the query string, so the rules of hooks hold.
+const useChatStream = (legacy ? useLegacyStream : useCurrentStream) as unknown as (options: Record<string, unknown>) => ChatStream
+
 function Chat() {
-  const stream = useStream({
+  const stream = useChatStream({
     assistantId: query.get('assistant') ?? 'agent',
     apiUrl: query.get('api') ?? undefined,
     apiKey: query.get('key') || undefined,
-    transport: (query.get('transport') as 'sse' | 'websocket' | null) ?? undefined,
+    // Only when asked for: the older hook takes any `transport` key as a custom transport.
+    ...(query.get('transport') ? { transport: query.get('transport') } : {}),
     threadId: sessionStorage.getItem('thread') ?? undefined,
     onThreadId: (id: string) => sessionStorage.setItem('thread', id),
+    ...(legacy ? { messagesKey: 'messages', reconnectOnMount: true } : {}),
   })
   const current = useRef(stream)
   current.current = stream
   useEffect(() => {
     window.chat = {
-      submit: (text) => current.current.submit({ messages: [{ type: 'human', content: text }] } as never),
-      stop: () => current.current.stop(),
-      respond: (value) => current.current.respond(value),
+      submit: async (text) => current.current.submit({ messages: [{ type: 'human', content: text }] }),
+      stop: async () => current.current.stop(),
+      // The older hook resumes an interrupt with a command.
+      respond: async (value) => (legacy ? current.current.submit(undefined, { command: { resume: value } }) : current.current.respond!(value)),
     }
   }, [])
   useEffect(() => {
@@ -46,10 +68,10 @@ function Chat() {
   return (
     <main>
       <p id="loading">{String(stream.isLoading)}</p>
-      <p id="thread">{stream.threadId ?? ''}</p>
+      <p id="thread">{stream.threadId ?? sessionStorage.getItem('thread') ?? ''}</p>
       <ul id="messages">
         {stream.messages.map((m, i) => (
-          <li key={m.id ?? i} data-type={m.getType()}>{textOf(m.content)}</li>
+          <li key={m.id ?? i} data-type={m.getType?.() ?? m.type}>{textOf(m.content)}</li>
         ))}
       </ul>
       <pre id="interrupt">{stream.interrupt ? JSON.stringify(stream.interrupt.value) : ''}</pre>

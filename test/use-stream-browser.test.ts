@@ -1,13 +1,14 @@
-// `@langchain/react` (its `latest`, the "v2-native" useStream over the session protocol) in a real
-// browser (Debian's Chromium, headless, driven by playwright-core), on a page served from another
-// origin than hangar, as a frontend developer runs it. hangar runs on a manual clock: the slow
-// graph's steps move only when the test moves time. Page waits are bounded and fail loudly.
+// useStream in a real browser (Debian's Chromium, headless, driven by playwright-core):
+// `@langchain/react` (its `latest`, the "v2-native" hook over the session protocol) and the older
+// `@langchain/langgraph-sdk/react` hook (run streams), on a page served from another origin than
+// hangar, as a frontend developer runs it. hangar runs on a manual clock: the slow graph's steps
+// move only when the test moves time. Page waits are bounded and fail loudly.
 
 import { existsSync } from 'node:fs'
 import { createServer } from 'node:http'
 import t, { type Test } from 'tap'
 import { chromium, type Browser, type Page } from 'playwright-core'
-import { API_KEY, runClockUntil, serveApp } from './helpers.js'
+import { API_KEY, runClockUntil, serveApp, until } from './helpers.js'
 
 const CHROMIUM = '/usr/bin/chromium'
 const WAIT_MS = 15_000
@@ -93,10 +94,11 @@ t.test('stop() cancels the run through the older cancel endpoint; the run ends i
   const page = await openChat(t, base, { assistant: 'pipeline' })
   await page.evaluate(() => { void window.chat.submit('cancel me') })
   await page.waitForFunction(() => document.querySelector('#loading')!.textContent === 'true')
-  const threadId = (await page.waitForFunction(() => document.querySelector('#thread')!.textContent || null)).jsonValue() as unknown as string
+  await page.waitForFunction(() => document.querySelector('#thread')!.textContent !== '')
+  const threadId = (await page.textContent('#thread'))!
   await page.evaluate(() => window.chat.stop())
   await page.waitForFunction(() => document.querySelector('#loading')!.textContent === 'false')
-  const runs = await api.get(`/threads/${await threadId}/runs`)
+  const runs = await api.get(`/threads/${threadId}/runs`)
   t.equal(runs.body[0].status, 'interrupted')
   noPageErrors(t, page)
 })
@@ -145,5 +147,50 @@ t.test('one submit over transport "websocket" (hangar with auth off, as a browse
   await waitMessages(page, 2)
   t.same(await messages(page), ['over the socket', 'over the socket'])
   await page.waitForFunction(() => document.querySelector('#loading')!.textContent === 'false')
+  noPageErrors(t, page)
+})
+
+// The older hook (`@langchain/langgraph-sdk/react`): POST /threads, then run streams.
+
+t.test('older hook: submit renders the reply; a second turn keeps the history', { skip }, async (t) => {
+  const { base } = await serveApp(t)
+  const page = await openChat(t, base, { assistant: 'agent', hook: 'legacy' })
+  await page.evaluate(() => window.chat.submit('hello there world'))
+  await waitMessages(page, 2)
+  await page.waitForFunction(() => document.querySelector('#loading')!.textContent === 'false')
+  await page.evaluate(() => window.chat.submit('second turn'))
+  await waitMessages(page, 4)
+  t.same(await messages(page), ['hello there world', 'hello there world', 'second turn', 'second turn'])
+  t.ok((await page.evaluate(() => window.loadingHistory)).includes(true))
+  noPageErrors(t, page)
+})
+
+t.test('older hook: an interrupt is shown and resumed with a command; an error is shown', { skip }, async (t) => {
+  const { base } = await serveApp(t)
+  const page = await openChat(t, base, { assistant: 'approval', hook: 'legacy' })
+  await page.evaluate(() => window.chat.submit('ship it'))
+  await page.waitForFunction(() => document.querySelector('#interrupt')!.textContent !== '')
+  t.same(JSON.parse((await page.textContent('#interrupt'))!), { question: 'Approve this request?', request: 'ship it' })
+  await page.evaluate(() => window.chat.respond('yes'))
+  await page.waitForFunction(() => Array.from(document.querySelectorAll('#messages li'), (li) => li.textContent).includes('You answered: yes'))
+  noPageErrors(t, page)
+
+  const failing = await openChat(t, base, { assistant: 'flaky', hook: 'legacy' })
+  await failing.evaluate(() => window.chat.submit('please fail now'))
+  await failing.waitForFunction(() => document.querySelector('#error')!.textContent !== '')
+  t.match(await failing.textContent('#error'), /The flaky graph failed on request: please fail now/)
+  noPageErrors(t, failing)
+})
+
+t.test('older hook: stop() cancels the run', { skip }, async (t) => {
+  const { base, api } = await serveApp(t)
+  const page = await openChat(t, base, { assistant: 'pipeline', hook: 'legacy' })
+  await page.evaluate(() => { void window.chat.submit('cancel me') })
+  await page.waitForFunction(() => document.querySelector('#loading')!.textContent === 'true')
+  await page.waitForFunction(() => document.querySelector('#thread')!.textContent !== '')
+  const threadId = (await page.textContent('#thread'))!
+  await page.evaluate(() => window.chat.stop())
+  await page.waitForFunction(() => document.querySelector('#loading')!.textContent === 'false')
+  await until(async () => (await api.get(`/threads/${threadId}/runs`)).body[0]?.status === 'interrupted', 'the run ends interrupted')
   noPageErrors(t, page)
 })
