@@ -34,7 +34,12 @@ async function logged(base: string, threadId: string, runs: number) {
 }
 
 t.test('SSE: a run streams its messages and output; the run is the one the older endpoints list', async (t) => {
-  const { base, api } = await serveApp(t)
+  const { base, api, app } = await serveApp(t)
+  // What the inspector hears of runs (its live view), while this run goes.
+  const heard: { run_id: string; status: string | null }[] = []
+  t.teardown(app.emulator.bus.subscribe((message) => {
+    if (message.topic === 'run') heard.push(message.data as { run_id: string; status: string | null })
+  }))
   const client = new Client({ apiUrl: base, apiKey: API_KEY })
   const thread = client.threads.stream({ assistantId: 'agent' })
   t.teardown(() => thread.close())
@@ -56,6 +61,9 @@ t.test('SSE: a run streams its messages and output; the run is the one the older
   t.same(runs.body[0].kwargs.stream_mode, ['values', 'updates', 'messages', 'tools', 'custom', 'tasks'])
   t.equal(runs.body[0].kwargs.__protocol_stream_run, true)
   t.equal(runs.body[0].multitask_strategy, 'enqueue')
+  t.same(heard.filter((c) => c.status !== null).map((c) => [c.run_id, c.status]), [
+    [runs.body[0].run_id, 'pending'], [runs.body[0].run_id, 'running'], [runs.body[0].run_id, 'success'],
+  ], 'the inspector hears of the run like any other')
 })
 
 t.test('SSE: an interrupt is answered with input.respond; the second run continues the thread\'s seq', async (t) => {
