@@ -89,6 +89,24 @@ t.test('submit renders the reply; isLoading goes true then false; a second turn 
   noPageErrors(t, page)
 })
 
+t.test('the reply renders word by word as it streams', { skip }, async (t) => {
+  const { base, clock } = await serveApp(t)
+  const page = await openChat(t, base, { assistant: 'pipeline' })
+  await page.evaluate(() => { void window.chat.submit('slowly') })
+  const final = 'Researched, drafted and reviewed: slowly'
+  const seen = new Set<string>()
+  // The summary streams a word every 100 ms of hangar's clock: move it in such steps and look.
+  await runClockUntil(clock, async () => {
+    const texts = await messages(page)
+    if (texts.length === 2) seen.add(texts[1])
+    return texts[1] === final && !(await loading(page))
+  }, 'the summary is complete', { stepMs: 100 })
+  const partial = [...seen].filter((text) => text !== final)
+  t.ok(partial.length >= 2, `the page showed the reply while it streamed (${JSON.stringify(partial)})`)
+  t.ok(partial.every((text) => final.startsWith(text)), 'each partial text is the start of the reply')
+  noPageErrors(t, page)
+})
+
 t.test('stop() cancels the run through the older cancel endpoint; the run ends interrupted', { skip }, async (t) => {
   const { base, api } = await serveApp(t)
   const page = await openChat(t, base, { assistant: 'pipeline' })
