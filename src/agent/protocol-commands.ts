@@ -66,14 +66,14 @@ export interface CommandContext extends RequestContext {
 /** The channels a subscription or stream may name. */
 export const CHANNELS: ReadonlySet<string> = new Set(['values', 'updates', 'messages', 'tools', 'custom', 'lifecycle', 'input', 'checkpoints', 'tasks'])
 
-/** The stream modes a protocol run records (what `/runs/{id}` shows as its kwargs). */
-const PROTOCOL_STREAM_MODES = ['values', 'updates', 'messages', 'tools', 'custom', 'tasks']
+/** What every run the protocol starts asks of the engine (what `/runs/{id}` shows in its kwargs, as on the real server). */
+const SESSION_RUN = { stream_mode: ['values', 'updates', 'messages', 'tools', 'custom', 'tasks'] as never, stream_subgraphs: true, stream_resumable: true }
 const STRATEGIES: ReadonlySet<string> = new Set(['reject', 'interrupt', 'rollback', 'enqueue'])
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 const invalid = (message: string) => new ProtocolRefusal('invalid_argument', message)
 const NO_ASSISTANT = 'Thread has no active assistant; call run.start first.'
-export const NO_RUN = 'No active run is bound to this thread.'
+const NO_RUN = 'No active run is bound to this thread.'
 
 export interface ProtocolCommandsOptions {
   threads: ThreadRepository
@@ -165,9 +165,7 @@ export class ProtocolCommands {
       metadata: params.metadata as Record<string, unknown> | undefined,
       multitask_strategy: strategy as 'enqueue',
       if_not_exists: 'create',
-      stream_mode: PROTOCOL_STREAM_MODES as never,
-      stream_subgraphs: true,
-      stream_resumable: true,
+      ...SESSION_RUN,
     }, (bound, asked) => invalid(`Thread ${context.threadId} is bound to assistant ${bound}; cannot run ${asked}.`))
     return { run_id: run.run_id }
   }
@@ -192,9 +190,7 @@ export class ProtocolCommands {
       config: isObject(params.config) ? params.config : undefined,
       metadata: isObject(params.metadata) ? params.metadata : undefined,
       multitask_strategy: 'enqueue',
-      stream_mode: PROTOCOL_STREAM_MODES as never,
-      stream_subgraphs: true,
-      stream_resumable: true,
+      ...SESSION_RUN,
     }, () => invalid(NO_ASSISTANT))
     return {}
   }
