@@ -140,3 +140,26 @@ t.test('WebSocket: without a key the upgrade is refused; with auth off none is n
   })
   t.equal(answer, '{"type":"error","id":1,"error":"no_such_run","message":"No active run is bound to this thread."}')
 })
+
+t.test('what one protocol streams the other reads: an older run on /stream/events, a run.start run on the run stream and join', async (t) => {
+  const { base, api } = await serveApp(t)
+  // A run through the older endpoints...
+  const thread = (await api.post('/threads', {})).body.thread_id as string
+  const waited = await api.post(`/threads/${thread}/runs/wait`, { assistant_id: 'agent', input: say('the older way') })
+  t.equal(waited.status, 200)
+  // ...is in the thread's protocol log, from seq 1.
+  const { events } = await readEvents(base, thread, { channels: ['lifecycle', 'messages'] }, rootEnded(1))
+  t.same(events.filter((e) => e.params.namespace.length === 0).map((e) => e.params.data.event), ['running', 'completed'])
+  t.equal(events.filter((e) => e.params.data.event === 'content-block-delta').map((e) => (e.params.data.delta as { text: string }).text).join(''), 'the older way')
+
+  // A run started by run.start has the run's own log too: join and the run stream read it.
+  const client = new Client({ apiUrl: base, apiKey: API_KEY })
+  const stream = client.threads.stream({ assistantId: 'agent' })
+  t.teardown(() => stream.close())
+  const { run_id: runId } = (await stream.run.start({ input: say('the new way') })) as { run_id: string }
+  const joined = await api.get(`/threads/${stream.threadId}/runs/${runId}/join`)
+  t.equal(joined.body.messages.at(-1).content, 'the new way')
+  const replay = await (await fetch(`${base}/threads/${stream.threadId}/runs/${runId}/stream`, { headers: { 'x-api-key': API_KEY, 'last-event-id': '-1' } })).text()
+  t.match(replay, /^event: metadata\n/)
+  t.match(replay, /event: values\n/)
+})
