@@ -3,6 +3,7 @@
 // agent-server SDK at the deployment's `url`, streams a run with feedback keys, submits feedback and
 // reads it back with the official tracing SDK.
 
+import { WebSocket } from 'ws'
 import t, { type Test } from 'tap'
 import { Client } from '@langchain/langgraph-sdk'
 import { Client as LangSmith } from 'langsmith'
@@ -167,4 +168,26 @@ t.test('resetting a workspace stops the runs in flight on its deployments; other
   const state = await (await fetch(`${base}/_hangar/state`)).json() as { tables: Record<string, { run_id?: string }[]> }
   t.same(state.tables.runs.filter((r) => r.run_id === a.run.run_id), [], 'workspace A\'s run is gone with its deployment')
   t.equal(state.tables.runs.filter((r) => r.run_id === b.run.run_id).length, 1)
+})
+
+t.test('the session protocol on a deployment url: threads.stream() over SSE, and over a WebSocket', async (t) => {
+  const { deploy, pollRevision, sdk } = await serve(t)
+  const deployment = await deploy('protocol_agent')
+  t.equal(await pollRevision(deployment.id, deployment.latest_revision_id), 'DEPLOYED')
+
+  const thread = sdk(deployment.url).threads.stream({ assistantId: 'agent' })
+  t.teardown(() => thread.close())
+  await thread.run.start({ input: { messages: [{ type: 'human', content: 'deployed hello' }] } })
+  const output = (await thread.output) as { messages: { content: unknown }[] }
+  t.same(output.messages.at(-1)!.content, [{ type: 'text', text: 'deployed hello' }])
+
+  const overSocket = new Client({ apiUrl: deployment.url, apiKey: null as never }).threads.stream({
+    assistantId: 'agent',
+    transport: 'websocket',
+    webSocketFactory: (url: string) => new WebSocket(`${url}?api_key=ci-key`) as never,
+  })
+  t.teardown(() => overSocket.close())
+  await overSocket.run.start({ input: { messages: [{ type: 'human', content: 'over the socket' }] } })
+  const viaSocket = (await overSocket.output) as { messages: { content: unknown }[] }
+  t.same(viaSocket.messages.at(-1)!.content, [{ type: 'text', text: 'over the socket' }])
 })
