@@ -60,7 +60,8 @@ export class ThreadLog {
     // Followers hear of it once the caller's work is done: an append inside a transaction that
     // later rolls back must not have been sent.
     const name = key(scope, thread.thread_id)
-    queueMicrotask(() => this.#appended.emit(name))
+    // Nobody follows most threads: then there is no one to wake (a follower that comes later reads the log first).
+    if (this.#appended.listenerCount(name) > 0) queueMicrotask(() => this.#appended.emit(name))
     return seq
   }
 
