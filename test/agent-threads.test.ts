@@ -175,3 +175,25 @@ t.test('a state update the graph refuses is a 400 with the reason, never a 500',
   t.equal(remove.status, 400)
   t.match(remove.body.detail, /ghost/)
 })
+
+t.test('resume as a map from interrupt id to value; history before in each form the SDKs send', async (t) => {
+  const { api } = await makeApp(t)
+  const id = (await api.post('/threads', {})).body.thread_id as string
+  await api.post(`/threads/${id}/runs/wait`, { assistant_id: 'approval', input: { messages: [{ type: 'human', content: 'ship it' }] } })
+  const [interrupt] = (await api.get(`/threads/${id}/state`)).body.tasks[0].interrupts
+  // A map that names the pending interrupt resumes it with that entry (LangGraph accepts both forms).
+  const resumed = await api.post(`/threads/${id}/runs/wait`, { assistant_id: 'approval', command: { resume: { [interrupt.id]: 'mapped yes' } } })
+  t.equal(resumed.body.answer, 'mapped yes')
+  // A map that names no pending interrupt is a value like any other.
+  await api.post(`/threads/${id}/runs/wait`, { assistant_id: 'approval', input: { messages: [{ type: 'human', content: 'again' }] } })
+  const other = await api.post(`/threads/${id}/runs/wait`, { assistant_id: 'approval', command: { resume: { note: 'a plain object' } } })
+  t.same(other.body.answer, { note: 'a plain object' })
+
+  const history = (await api.post(`/threads/${id}/history`, { limit: 100 })).body as { checkpoint_id: string }[]
+  const pivot = history[3].checkpoint_id
+  const expected = history.slice(4).map((c) => c.checkpoint_id)
+  for (const before of [pivot, { checkpoint_id: pivot }, { configurable: { checkpoint_id: pivot } }]) {
+    const page = (await api.post(`/threads/${id}/history`, { limit: 100, before })).body as { checkpoint_id: string }[]
+    t.same(page.map((c) => c.checkpoint_id), expected, `before as ${JSON.stringify(before).replace(pivot, 'id')}`)
+  }
+})

@@ -82,6 +82,8 @@ t.test('SSE: an interrupt is answered with input.respond; the second run continu
 
   await thread.input.respond({ interrupt_id: pending.interruptId, namespace: [], response: 'yes' })
   await until(() => rootEnds() === 2, 'the resumed run ends')
+  const runs = await api.get(`/threads/${thread.threadId}/runs`)
+  t.same(runs.body[0].kwargs.command, { resume: { [pending.interruptId]: 'yes' } }, 'the resume is a map from interrupt id, as on the real server')
   const after = await api.get(`/threads/${thread.threadId}/state`)
   t.equal(after.body.values.answer, 'yes')
   t.equal(after.body.values.messages.at(-1).content, 'You answered: yes')

@@ -165,7 +165,9 @@ class GraphRun {
     const paused = this.#request.pausedAt?.node ?? null
     const target = command.goto !== undefined ? gotoNode(command.goto) : paused
     const index = target === null ? -1 : this.#nodeIndex(target)
-    const resume = paused !== null && target === paused && command.resume !== undefined ? { value: command.resume } : undefined
+    const resume = paused !== null && target === paused && command.resume !== undefined
+      ? { value: resumeValue(command.resume, this.#request.pausedAt!.interrupts) }
+      : undefined
     let changed = false
     if (command.update !== undefined || (target !== null && target !== paused)) {
       const update = commandUpdate(command.update)
@@ -243,4 +245,15 @@ class GraphRun {
     yield* failed(outcome.error, this.#state)
     return false
   }
+}
+
+/**
+ * The value an interrupt resumes with: `resume` itself, or — when it is a map from interrupt id to
+ * value that names a pending interrupt, as LangGraph accepts it (and the session protocol's
+ * `input.respond` sends it) — that interrupt's entry.
+ */
+function resumeValue(resume: unknown, pending: readonly Interrupt[]): unknown {
+  if (typeof resume !== 'object' || resume === null || Array.isArray(resume)) return resume
+  const named = pending.find((i) => Object.hasOwn(resume, i.id))
+  return named ? (resume as Record<string, unknown>)[named.id] : resume
 }

@@ -183,7 +183,8 @@ export class ProtocolCommands {
     const pending = new Set(Object.values(thread.interrupts).flat().map((i) => i.id))
     const unknown = answers.find((a) => !pending.has(a.id as string))
     if (unknown) throw invalid(`input.respond received an interrupt_id that is not pending: ${String(unknown.id)}.`)
-    const resume = answers.length === 1 ? answers[0].response : Object.fromEntries(answers.map((a) => [a.id, a.response]))
+    // A map from interrupt id to response, as the real server sends it on (the engine picks each interrupt's entry).
+    const resume = Object.fromEntries(answers.map((a) => [a.id, a.response]))
     this.#o.runRequests.startSession(context, context.threadId, {
       assistant_id: assistantId,
       command: { resume, ...(params.update !== undefined ? { update: params.update } : {}), ...(params.goto !== undefined ? { goto: params.goto } : {}) },

@@ -198,8 +198,9 @@ export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = asyn
 
   const history = (thread: ThreadRecord, options: { limit: number; before?: unknown; metadata?: Record<string, unknown> | null }) => {
     let list = threads.history(thread)
-    const before = typeof options.before === 'string' ? options.before
-      : (options.before as { checkpoint_id?: string } | null | undefined)?.checkpoint_id
+    // As the SDKs send it: the id, `{checkpoint_id}`, or a config `{configurable: {checkpoint_id}}`.
+    const given = options.before as { checkpoint_id?: string; configurable?: { checkpoint_id?: string } } | string | null | undefined
+    const before = typeof given === 'string' ? given : given?.checkpoint_id ?? given?.configurable?.checkpoint_id
     if (before) {
       const at = list.findIndex((c) => c.checkpoint_id === before)
       list = at >= 0 ? list.slice(at + 1) : list
