@@ -35,10 +35,10 @@ function request(clock: Clock, over: Partial<RunRequest> = {}): RunRequest {
   const ids = { ...IDS, graph_id: graphId }
   return {
     graphId,
-    state: null,
-    checkpointId: null,
-    step: -1,
-    pausedAt: null,
+    start: null,
+    forked: false,
+    interruptBefore: [],
+    interruptAfter: [],
     input: null,
     command: null,
     config: { configurable: { ...ids, 'user-agent': 'tap' }, metadata: { created_by: 'system' } },
@@ -76,13 +76,16 @@ const emits = (timed: Timed[]) =>
   timed.flatMap(({ output }) => (output.kind === 'emit' ? [{ event: output.event, data: output.data }] : []))
 const checkpoints = (timed: Timed[]) =>
   timed.flatMap(({ output }) => (output.kind === 'checkpoint' ? [output.checkpoint] : []))
+/** Stored checkpoints the run rewrote (a pending task settled), in order. */
+const amended = (timed: Timed[]) =>
+  timed.flatMap(({ output }) => (output.kind === 'amend' ? [output.checkpoint] : []))
 const done = (timed: Timed[]) => {
   const last = timed.at(-1)!.output
   if (last.kind !== 'done') throw new Error(`the last output is ${last.kind}`)
   return last
 }
 
-/** A thread as the run manager keeps it: its checkpoints and where it is paused. */
+/** A thread as the run manager keeps it: its checkpoints (amended as runs settle their tasks) and where it is paused. */
 class Thread {
   readonly history: CheckpointRecord[] = []
   pausedAt: PausedAt | null = null
@@ -92,13 +95,13 @@ class Thread {
     const latest = this.history.at(-1)
     const timed = await drive(this.clock, this.engine.run(request(this.clock, {
       graphId: this.graphId,
-      state: latest?.values ?? null,
-      checkpointId: latest?.checkpoint_id ?? null,
-      step: latest ? (latest.metadata.step as number) + 1 : -1,
-      pausedAt: this.pausedAt,
+      start: latest ? { ...latest, pausedAt: this.pausedAt } : null,
       ...over,
     })))
-    this.history.push(...checkpoints(timed))
+    for (const { output } of timed) {
+      if (output.kind === 'checkpoint') this.history.push(output.checkpoint)
+      if (output.kind === 'amend') this.history[this.history.findIndex((c) => c.checkpoint_id === output.checkpoint.checkpoint_id)] = output.checkpoint
+    }
     this.pausedAt = done(timed).pausedAt
     return timed
   }
@@ -293,7 +296,7 @@ t.test('nothing happens before the clock reaches a node\'s delay', async (t) => 
   t.same(seen, ['checkpoint', 'checkpoint'], '999 ms: still waiting')
   clock.advance(1)
   await collect()
-  t.same(seen.slice(2), ['custom', 'checkpoint'], 'at 1000 ms the node runs')
+  t.same(seen.slice(2), ['custom', 'amend', 'checkpoint'], 'at 1000 ms the node runs (its task settled, then its step stored)')
   controller.abort()
   t.same(await pending, { done: true, value: undefined }, 'an abort ends it')
 })
@@ -307,9 +310,10 @@ t.test('the flaky graph fails when configurable.fail is true: error last, status
   t.same(events.at(-1), { event: 'error', data: error })
   t.same(events.map((e) => e.event), ['values', 'error'])
   t.same(done(timed), { kind: 'done', status: 'error', values: { messages: [human('hello', 'h1')] }, pausedAt: null, error })
-  const failed = checkpoints(timed).at(-1)!
+  t.same(checkpoints(timed).map((c) => c.metadata.step), [-1, 0], 'no checkpoint is written for the failure')
+  const failed = amended(timed).at(-1)!
+  t.equal(failed.checkpoint_id, checkpoints(timed)[1].checkpoint_id, 'the error is kept on the checkpoint the node ran from')
   t.same(failed.next, ['agent'])
-  t.equal(failed.metadata.step, 1)
   t.same(failed.values, { messages: [human('hello', 'h1')] }, 'the failed node wrote nothing')
   t.same(JSON.parse(failed.tasks[0].error!), { message: error.message, name: 'FlakyError' })
   t.same(failed.interrupts, { [failed.tasks[0].id]: [] }, 'a failed task shows with no interrupts')
@@ -344,7 +348,8 @@ t.test('the approval graph stops at its interrupt and names it in updates, value
     { event: 'values', data: { __interrupt__: [interrupt] } },
   ])
   t.same(paused.next, ['ask'])
-  t.equal(paused.metadata.step, 1)
+  t.equal(paused.metadata.step, 0, 'the interrupt is kept on the checkpoint the node ran from')
+  t.same(checkpoints(timed).length, 2, 'no checkpoint is written for the interrupt')
   t.same(task.interrupts, [interrupt])
   t.same(paused.interrupts, { [task.id]: [interrupt] })
   t.same(paused.values, { messages: [human('deploy it', 'h1')] })
@@ -364,12 +369,15 @@ t.test('resuming the approval graph re-runs the node with the answer and goes on
   t.same(events[2], { event: 'values', data: { ...before.values, answer: 'yes' } })
   const reply = events.filter((e) => e.event === 'messages').map((e) => (e.data as [{ content: string }])[0].content).join('')
   t.equal(reply, 'You answered: yes')
-  t.same(checkpoints(timed).map((c) => [c.metadata.step, c.next, c.parent_checkpoint_id === null]), [[2, ['respond'], false], [3, [], false]])
+  t.same(checkpoints(timed).map((c) => [c.metadata.step, c.next, c.parent_checkpoint_id === null]), [[1, ['respond'], false], [2, [], false]])
   t.equal(checkpoints(timed)[0].parent_checkpoint_id, before.checkpoint_id)
   t.equal(done(timed).pausedAt, null)
   t.equal(done(timed).values.answer, 'yes')
   const resumed = (events.find((e) => e.event === 'messages')!.data as [unknown, { langgraph_step: number }])[1]
-  t.equal(resumed.langgraph_step, 3, 'the reply runs in the step after the resumed one')
+  t.equal(resumed.langgraph_step, 2, 'the reply runs in the step after the resumed one')
+  const settled = thread.history.find((c) => c.checkpoint_id === before.checkpoint_id)!
+  t.same(settled.tasks[0].result, { answer: 'yes' }, 'the resumed task\'s result is kept on the checkpoint it ran from')
+  t.same(settled.tasks[0].interrupts, before.tasks[0].interrupts, 'beside the interrupt it answered')
 })
 
 t.test('the resumed task is the one the paused checkpoint lists', async (t) => {
@@ -390,7 +398,7 @@ t.test('a run without input on an interrupted thread runs the node again, which 
   t.same(emits(timed).map((e) => e.event), ['values', 'updates', 'values'])
   const again = done(timed).pausedAt!
   t.equal(again.node, 'ask')
-  t.not(again.interrupts[0].id, first.id, 'a new interrupt')
+  t.equal(again.interrupts[0].id, first.id, 'the same task raises the same interrupt')
   t.same(again.interrupts[0].value, first.value)
 })
 
@@ -398,7 +406,7 @@ t.test('a new input on an interrupted thread starts over from the first node', a
   const thread = new Thread(engine, Clock.manual(), 'approval')
   await thread.run({ input: say('deploy it') })
   const timed = await thread.run({ input: say('actually, roll back', 'h2') })
-  t.same(checkpoints(timed).map((c) => c.metadata.source), ['input', 'loop', 'loop'])
+  t.same(checkpoints(timed).map((c) => c.metadata.source), ['input', 'loop'], 'the input, then its step (the new interrupt adds none)')
   t.same(checkpoints(timed)[0].interrupts, {}, 'the pending interrupt is dropped')
   t.same(done(timed).pausedAt!.interrupts[0].value, { question: 'Approve this request?', request: 'actually, roll back' })
 })
@@ -620,7 +628,7 @@ t.test('a node whose update the reducers refuse fails like a raising node', asyn
   const timed = await drive(clock, createEngine(dir).run(request(clock, { graphId: 'g', input: {} })))
   const message = "Attempting to delete a message with an ID that doesn't exist ('ghost')"
   t.same(emits(timed), [{ event: 'error', data: { error: 'ValueError', message } }])
-  t.same(JSON.parse(checkpoints(timed).at(-1)!.tasks[0].error!), { message, name: 'ValueError' })
+  t.same(JSON.parse(amended(timed).at(-1)!.tasks[0].error!), { message, name: 'ValueError' })
 })
 
 t.test('a node that writes nothing updates as null', async (t) => {

@@ -41,7 +41,7 @@ export const taskPath = (node: string) => ['__pregel_pull', node]
 export interface CheckpointSpec {
   id: string
   parentId: string | null
-  source: 'input' | 'loop' | 'update'
+  source: 'input' | 'loop' | 'update' | 'fork'
   step: number
   values: State
   next: string[]
@@ -74,5 +74,35 @@ export function makeCheckpoint(spec: CheckpointSpec): CheckpointRecord {
     metadata: { ...spec.metadata, source: spec.source, step: spec.step, writes: spec.writes, parents: {} },
     tasks,
     interrupts,
+  }
+}
+
+/** How a checkpoint's pending task turned out: its result, its interrupts, its error, or a breakpoint before it. */
+export interface TaskOutcome {
+  result?: unknown
+  interrupts?: Interrupt[]
+  error?: string
+  breakpoint?: boolean
+}
+
+/**
+ * The checkpoint with its pending task `node` settled, as LangGraph shows it: the task's result
+ * (kept when an earlier run already gave one), interrupts and error; a task that stopped the
+ * thread (an interrupt, an error, a breakpoint) is listed in the checkpoint's `interrupts`.
+ */
+export function settleTask(record: CheckpointRecord, node: string, outcome: TaskOutcome): CheckpointRecord {
+  const task = record.tasks.find((t) => t.name === node)
+  if (!task) return record
+  const settled: ThreadTask = {
+    ...task,
+    ...(outcome.result !== undefined && (task.result === null || task.result === undefined) ? { result: outcome.result } : {}),
+    ...(outcome.interrupts ? { interrupts: outcome.interrupts } : {}),
+    ...(outcome.error !== undefined ? { error: outcome.error } : {}),
+  }
+  const stopped = (outcome.interrupts?.length ?? 0) > 0 || outcome.error !== undefined || outcome.breakpoint === true
+  return {
+    ...record,
+    tasks: record.tasks.map((t) => (t === task ? settled : t)),
+    interrupts: stopped ? { ...record.interrupts, [task.id]: settled.interrupts } : record.interrupts,
   }
 }

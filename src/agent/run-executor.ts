@@ -12,7 +12,7 @@ import type { Run, RunKwargs, RunRepository, RunStatus } from '../store/runs.js'
 import type { Thread, ThreadRepository } from '../store/threads.js'
 import { rootLifecycle } from './protocol-events.js'
 import type { ThreadLog } from './thread-log.js'
-import type { EngineOutput, GraphEngine, PausedAt, ProtocolEvent, State } from './types.js'
+import type { Breakpoints, EngineOutput, GraphEngine, PausedAt, ProtocolEvent, State } from './types.js'
 
 export type CancelAction = 'interrupt' | 'rollback'
 export type MultitaskStrategy = 'reject' | 'interrupt' | 'rollback' | 'enqueue'
@@ -279,15 +279,18 @@ export class RunExecutor {
       live.started = true
       this.#emit(live, 'metadata', { run_id: run.run_id, attempt: 1 })
 
-      const latest = threads.latestCheckpoint(thread)
+      // A run that names a checkpoint starts there (a fork); one that names a checkpoint the thread
+      // does not have starts from nothing, as LangGraph's does.
+      const named = namedCheckpoint(run.kwargs)
+      const start = (named === null ? threads.latestCheckpoint(thread) : threads.checkpoint(thread, named)) ?? null
       const ids = { run_id: run.run_id, thread_id: thread.thread_id, assistant_id: assistant.assistant_id, graph_id: assistant.graph_id }
       const config = { ...mergeConfig(assistant.config, run.kwargs.config, ids), metadata: run.metadata }
       for await (const output of engine.run({
         graphId: assistant.graph_id,
-        state: latest?.values ?? null,
-        checkpointId: latest?.checkpoint_id ?? null,
-        step: latest ? Number(latest.metadata.step ?? -1) + 1 : -1,
-        pausedAt: thread.status === 'interrupted' || latest?.pausedAt ? (latest?.pausedAt ?? null) : null,
+        start,
+        forked: named !== null,
+        interruptBefore: breakpoints(run.kwargs.interrupt_before, assistant.config.interrupt_before),
+        interruptAfter: breakpoints(run.kwargs.interrupt_after, assistant.config.interrupt_after),
         input: run.kwargs.input,
         command: (run.kwargs.command as never) ?? null,
         config,
@@ -302,6 +305,7 @@ export class RunExecutor {
         if (output.kind === 'emit') this.#emit(live, output.event, output.data)
         else if (output.kind === 'protocol') this.#protocol(live, output.event)
         else if (output.kind === 'checkpoint') threads.addCheckpoint(thread, output.checkpoint, run.run_id)
+        else if (output.kind === 'amend') threads.amendCheckpoint(thread, output.checkpoint, output.pausedAt)
         else outcome = output
       }
     } catch (error) {
@@ -329,7 +333,6 @@ export class RunExecutor {
         runs.setStatus(run, 'error')
         threads.setStatus(thread.seq, 'error', outcome.error)
       } else {
-        threads.setPausedAt(thread, outcome.pausedAt)
         for (const extra of this.#o.onSuccess?.(run, live.publicBase) ?? []) logged.push(runs.append(run, extra.event, extra.data))
         runs.setStatus(run, 'success')
         threads.setStatus(thread.seq, nextStatus(outcome.pausedAt))
@@ -400,6 +403,18 @@ export class RunExecutor {
 }
 
 const nextStatus = (pausedAt: PausedAt | null) => (pausedAt ? 'interrupted' : 'idle')
+
+/** The checkpoint a run named (`checkpoint_id`, or `checkpoint.checkpoint_id`: both land in `configurable`). */
+function namedCheckpoint(kwargs: RunKwargs): string | null {
+  const configurable = (kwargs.config.configurable ?? {}) as Record<string, unknown>
+  return typeof configurable.checkpoint_id === 'string' && configurable.checkpoint_id !== '' ? configurable.checkpoint_id : null
+}
+
+/** A run's breakpoints, else its assistant's config's: a list of node names or `*`. */
+function breakpoints(run: unknown, assistant: unknown): Breakpoints {
+  const valid = (value: unknown): value is Breakpoints => value === '*' || (Array.isArray(value) && value.every((v) => typeof v === 'string'))
+  return valid(run) ? run : valid(assistant) ? assistant : []
+}
 
 /** The run's config: the assistant's, then the run's, with the ids in `configurable`. */
 function mergeConfig(assistantConfig: Record<string, unknown>, runConfig: Record<string, unknown>, ids: Record<string, string>) {

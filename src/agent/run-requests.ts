@@ -51,7 +51,9 @@ export function runSettings(body: RunCreate, headers: RequestContext['headers'],
   const modes = body.stream_mode == null ? ['values'] : Array.isArray(body.stream_mode) ? body.stream_mode : [body.stream_mode]
   const feedbackKeys = body.feedback_keys == null ? null : [body.feedback_keys].flat()
   const config = { ...(body.config ?? {}) } as Record<string, unknown>
-  config.configurable = { ...(config.configurable as object | undefined), ...headerConfig(headers), ...(body.checkpoint_id ? { checkpoint_id: body.checkpoint_id } : {}) }
+  // The checkpoint a run starts from, given as `checkpoint_id` or `checkpoint: {checkpoint_id}`.
+  const named = body.checkpoint_id ?? (typeof body.checkpoint?.checkpoint_id === 'string' ? body.checkpoint.checkpoint_id : null)
+  config.configurable = { ...(config.configurable as object | undefined), ...headerConfig(headers), ...(named ? { checkpoint_id: named } : {}) }
   return {
     input: body.input ?? null,
     // Only the command fields the client gave (the validator fills absent ones with null).

@@ -41,11 +41,24 @@ export interface CheckpointRecord {
   interrupts: Record<string, Interrupt[]>
 }
 
-/** Where an interrupted thread is paused, so a `command.resume` run can continue from there. */
+/**
+ * Where an interrupted thread is paused, so a `command.resume` run can continue from there: at an
+ * interrupt the node raised, or (`breakpoint`) before a node an `interrupt_before`/`interrupt_after`
+ * stopped at — a run without input continues there without stopping again.
+ */
 export interface PausedAt {
   node: string
   interrupts: Interrupt[]
+  breakpoint?: true
 }
+
+/** A stored checkpoint as a run starts from it: the record and where it is paused (if it is). */
+export interface StartCheckpoint extends CheckpointRecord {
+  pausedAt: PausedAt | null
+}
+
+/** `interrupt_before` / `interrupt_after`: node names, or `*` for every node. */
+export type Breakpoints = string[] | '*'
 
 export interface Command {
   resume?: unknown
@@ -69,13 +82,16 @@ export interface ProtocolEvent {
 export interface RunRequest {
   /** The graph to run (one the engine loaded). */
   graphId: string
-  /** The thread's current values and latest checkpoint id (nothing for a new thread). */
-  state: State | null
-  checkpointId: string | null
-  /** The next checkpoint step number of the thread (-1 for a new thread, as LangGraph counts). */
-  step: number
-  /** Set when the thread is interrupted: the run resumes there when `command.resume` is given. */
-  pausedAt: PausedAt | null
+  /**
+   * The checkpoint the run starts from: the thread's latest, or the one the run named (a fork);
+   * null for a thread that never ran (or a named checkpoint that does not exist: LangGraph then
+   * starts from an empty state).
+   */
+  start: StartCheckpoint | null
+  /** Whether the run named its checkpoint (`checkpoint_id` / `checkpoint`): a run without input then forks. */
+  forked: boolean
+  interruptBefore: Breakpoints
+  interruptAfter: Breakpoints
   input: unknown
   command: Command | null
   /** The run's config (with `configurable`), as given by the client plus the ids below. */
@@ -97,7 +113,7 @@ export interface RunRequest {
  *   (`values`, `updates`, `messages`, `custom`, `events`, `debug`, ... or `error`);
  * - `protocol`: an event of the session protocol, for the thread's log (when the run asked for them);
  * - `checkpoint`: persist this state (the run manager writes it, and the events before it, in one
- *   transaction);
+ *   transaction); `amend`: update a stored checkpoint's tasks;
  * - `done`: the last output: how the run ended.
  * The run manager itself sends `metadata` first and, on success, `feedback` last.
  */
@@ -105,6 +121,11 @@ export type EngineOutput =
   | { kind: 'emit'; event: string; data: unknown }
   | { kind: 'protocol'; event: ProtocolEvent }
   | { kind: 'checkpoint'; checkpoint: CheckpointRecord }
+  /**
+   * A stored checkpoint's tasks changed (a pending task ran, interrupted or failed: LangGraph keeps
+   * that beside the checkpoint instead of writing a new one), and where the thread is paused there.
+   */
+  | { kind: 'amend'; checkpoint: CheckpointRecord; pausedAt: PausedAt | null }
   | {
       kind: 'done'
       /** success: finished or stopped at an interrupt; error: a node raised. */

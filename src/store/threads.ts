@@ -151,7 +151,10 @@ export class ThreadRepository {
       insertCheckpoint: db.prepare(`INSERT INTO checkpoints
         (thread_seq, checkpoint_id, parent_checkpoint_id, run_id, state_values, next, metadata, tasks, interrupts, paused_at, created_at)
         VALUES (@thread_seq, @checkpoint_id, @parent, @run_id, @values, @next, @metadata, @tasks, @interrupts, @paused_at, @now)`),
-      setPausedAt: db.prepare('UPDATE checkpoints SET paused_at = ? WHERE seq = ?'),
+      amend: db.prepare<[string, string, string | null, number, string], { seq: number }>(`UPDATE checkpoints
+        SET tasks = ?, interrupts = ?, paused_at = ? WHERE thread_seq = ? AND checkpoint_id = ? RETURNING seq`),
+      setInterrupts: db.prepare(`UPDATE threads SET interrupts = @interrupts
+        WHERE seq = @thread AND (SELECT max(seq) FROM checkpoints WHERE thread_seq = @thread) = @checkpoint`),
       bind: db.prepare('UPDATE threads SET bound_assistant_id = ? WHERE seq = ?'),
       deleteRunCheckpoints: db.prepare('DELETE FROM checkpoints WHERE thread_seq = ? AND run_id = ?'),
       copyCheckpoints: db.prepare(`INSERT INTO checkpoints
@@ -309,11 +312,18 @@ export class ThreadRepository {
     })()
   }
 
-  /** Records where the graph stopped (on the latest checkpoint), for a later resume. */
-  setPausedAt(thread: Thread, pausedAt: PausedAt | null): void {
-    const latest = this.#sql.latest.get(thread.seq)
-    if (!latest) return
-    this.#sql.setPausedAt.run(pausedAt === null ? null : JSON.stringify(pausedAt), latest.seq)
+  /**
+   * Rewrites a stored checkpoint's tasks and interrupts (a pending task ran, interrupted or failed)
+   * and where the thread is paused there; the thread's `interrupts` follow when it is the latest.
+   */
+  amendCheckpoint(thread: Thread, checkpoint: CheckpointRecord, pausedAt: PausedAt | null): void {
+    const interrupts = JSON.stringify(checkpoint.interrupts)
+    this.#db.transaction(() => {
+      const row = this.#sql.amend.get(
+        JSON.stringify(checkpoint.tasks), interrupts, pausedAt === null ? null : JSON.stringify(pausedAt), thread.seq, checkpoint.checkpoint_id,
+      )
+      if (row) this.#sql.setInterrupts.run({ interrupts, thread: thread.seq, checkpoint: row.seq })
+    })()
   }
 
   /** Forgets the checkpoints a run wrote and returns the thread to the state before it (rollback). */
