@@ -214,3 +214,46 @@ t.test('older hook: stop() cancels the run', { skip }, async (t) => {
   await until(async () => (await api.get(`/threads/${threadId}/runs`)).body[0]?.status === 'interrupted', 'the run ends interrupted')
   noPageErrors(t, page)
 })
+
+/** Each message's text with its branch position (`index/count`, `-` for a message with one branch). */
+const branchView = (page: Page) => page.locator('#messages li').evaluateAll((items) =>
+  items.map((li) => `${li.textContent} ${Number(li.getAttribute('data-branches')) > 1 ? `${li.getAttribute('data-branch')}/${li.getAttribute('data-branches')}` : '-'}`))
+const waitTexts = (page: Page, texts: string[]) => page.waitForFunction(
+  (want) => JSON.stringify(Array.from(document.querySelectorAll('#messages li'), (li) => li.textContent)) === want, JSON.stringify(texts))
+
+t.test('older hook: edit the first message forks the thread; regenerate the answer; switch back with the branch helpers', { skip }, async (t) => {
+  const { base, api } = await serveApp(t)
+  const page = await openChat(t, base, { assistant: 'agent', hook: 'legacy' })
+  await page.evaluate(() => window.chat.submit('first'))
+  await waitMessages(page, 2)
+  await waitLoading(page, false)
+  await page.evaluate(() => window.chat.submit('second'))
+  await waitTexts(page, ['first', 'first', 'second', 'second'])
+  await waitLoading(page, false)
+  const threadId = (await page.textContent('#thread'))!
+
+  // Edit: the thread goes on from before the first message, not from its head.
+  await page.evaluate(() => window.chat.edit(0, 'first, edited'))
+  await waitTexts(page, ['first, edited', 'first, edited'])
+  await waitLoading(page, false)
+  await page.waitForFunction(() => document.querySelector('#messages li')!.getAttribute('data-branches') === '2')
+  t.same(await branchView(page), ['first, edited 1/2', 'first, edited -'], 'the edited message shows the second of two branches')
+  const state = (await api.get(`/threads/${threadId}/state`)).body
+  t.same(state.values.messages.map((m: { content: string }) => m.content), ['first, edited', 'first, edited'], 'the thread\'s head is the new branch')
+
+  // Regenerate the answer: a new branch at the answer, the question kept.
+  await page.evaluate(() => window.chat.regenerate(1))
+  await page.waitForFunction(() => document.querySelectorAll('#messages li')[1]?.getAttribute('data-branches') === '2')
+  await waitLoading(page, false)
+  t.same(await branchView(page), ['first, edited 1/2', 'first, edited 1/2'], 'the answer now has two branches, the new one shown')
+
+  // Switch the first message back to its first branch: the original two turns come back.
+  await page.evaluate(() => window.chat.setBranch(0, 0))
+  await waitTexts(page, ['first', 'first', 'second', 'second'])
+  t.same(await branchView(page), ['first 0/2', 'first -', 'second -', 'second -'])
+  const history = (await api.post(`/threads/${threadId}/history`, { limit: 100 })).body as { checkpoint: { checkpoint_id: string }; parent_checkpoint: { checkpoint_id: string } | null }[]
+  const ids = new Set(history.map((s) => s.checkpoint.checkpoint_id))
+  t.ok(history.every((s) => s.parent_checkpoint === null || ids.has(s.parent_checkpoint.checkpoint_id)), 'every branch hangs off a checkpoint of the thread')
+  t.equal(history.filter((s) => s.parent_checkpoint === null).length, 1, 'one root')
+  noPageErrors(t, page)
+})

@@ -74,11 +74,14 @@ export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = asyn
     if (!thread) throw threadNotFound(id)
     return thread
   }
-  /** A state update goes through the thread's graph (the one it last ran, or named in its metadata). */
-  const applyUpdate = (thread: ThreadRecord, values: unknown, asNode: string | null) => {
+  /**
+   * A state update goes through the thread's graph (the one it last ran, or named in its metadata),
+   * on the latest checkpoint or the one named (`base`): the new checkpoint is its child.
+   */
+  const applyUpdate = (thread: ThreadRecord, values: unknown, asNode: string | null, base: string | null = null) => {
     const graphId = typeof thread.metadata.graph_id === 'string' ? thread.metadata.graph_id : null
     if (graphId === null && thread.values === null) throw ApiError.badRequest(`Thread ${thread.thread_id} has no graph ID`)
-    const latest = threads.latestCheckpoint(thread)
+    const latest = base === null ? threads.latestCheckpoint(thread) : threads.checkpoint(thread, base)
     let checkpoint
     try {
       checkpoint = engine.updateState(graphId, {
@@ -173,7 +176,9 @@ export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = asyn
   }, async (request) => {
     const thread = find(request.agentScope, request.params.thread_id)
     if (runs.active(thread.seq).length > 0) throw ApiError.conflict('Thread is busy')
-    const checkpoint = applyUpdate(thread, request.body.values ?? null, request.body.as_node ?? null)
+    const { body } = request
+    const named = body.checkpoint_id ?? (typeof body.checkpoint?.checkpoint_id === 'string' ? body.checkpoint.checkpoint_id : null)
+    const checkpoint = applyUpdate(thread, body.values ?? null, body.as_node ?? null, named)
     return { checkpoint: { thread_id: thread.thread_id, checkpoint_ns: '', checkpoint_id: checkpoint.checkpoint_id } }
   })
 

@@ -16,7 +16,15 @@ const legacy = query.get('hook') === 'legacy'
 
 declare global {
   interface Window {
-    chat: { submit(text: string): Promise<void>; stop(): Promise<void>; respond(value: unknown): Promise<void> }
+    chat: {
+      submit(text: string): Promise<void>
+      stop(): Promise<void>
+      respond(value: unknown): Promise<void>
+      /** The older hook's branching, as a chat UI's edit and regenerate buttons and its branch switcher use it. */
+      edit(index: number, text: string): Promise<void>
+      regenerate(index: number): Promise<void>
+      setBranch(index: number, option: number): void
+    }
     loadingHistory: boolean[]
   }
 }
@@ -35,7 +43,17 @@ interface ChatStream {
   submit(input: unknown, options?: unknown): Promise<void> | void
   stop(): Promise<void> | void
   respond?(value: unknown): Promise<void>
+  getMessagesMetadata?(message: unknown, index: number): MessageMetadata | undefined
+  setBranch?(branch: string): void
 }
+
+interface MessageMetadata {
+  firstSeenState?: { parent_checkpoint?: unknown }
+  branch?: string
+  branchOptions?: string[]
+}
+
+const metadataOf = (stream: ChatStream, index: number) => stream.getMessagesMetadata?.(stream.messages[index], index)
 
 // One hook per page load: which is fixed by the query string, so the rules of hooks hold.
 const useChatStream = (legacy ? useLegacyStream : useCurrentStream) as unknown as (options: Record<string, unknown>) => ChatStream
@@ -49,7 +67,7 @@ function Chat() {
     ...(query.get('transport') ? { transport: query.get('transport') } : {}),
     threadId: sessionStorage.getItem('thread') ?? undefined,
     onThreadId: (id: string) => sessionStorage.setItem('thread', id),
-    ...(legacy ? { messagesKey: 'messages', reconnectOnMount: true } : {}),
+    ...(legacy ? { messagesKey: 'messages', reconnectOnMount: true, fetchStateHistory: true } : {}),
   })
   const current = useRef(stream)
   current.current = stream
@@ -59,6 +77,17 @@ function Chat() {
       stop: async () => current.current.stop(),
       // The older hook resumes an interrupt with a command.
       respond: async (value) => (legacy ? current.current.submit(undefined, { command: { resume: value } }) : current.current.respond!(value)),
+      // Edit: the message again, with new text, from the checkpoint before it first appeared.
+      edit: async (index, text) => {
+        const meta = metadataOf(current.current, index)
+        await current.current.submit({ messages: [{ type: 'human', content: text }] }, { checkpoint: meta?.firstSeenState?.parent_checkpoint })
+      },
+      // Regenerate: no input, from the checkpoint before the answer first appeared.
+      regenerate: async (index) => {
+        const meta = metadataOf(current.current, index)
+        await current.current.submit(undefined, { checkpoint: meta?.firstSeenState?.parent_checkpoint })
+      },
+      setBranch: (index, option) => current.current.setBranch!(metadataOf(current.current, index)!.branchOptions![option]),
     }
   }, [])
   useEffect(() => {
@@ -70,9 +99,13 @@ function Chat() {
       <p id="loading">{String(stream.isLoading)}</p>
       <p id="thread">{stream.threadId ?? sessionStorage.getItem('thread') ?? ''}</p>
       <ul id="messages">
-        {stream.messages.map((m, i) => (
-          <li key={m.id ?? i} data-type={m.getType?.() ?? m.type}>{textOf(m.content)}</li>
-        ))}
+        {stream.messages.map((m, i) => {
+          const meta = metadataOf(stream, i)
+          return (
+            <li key={m.id ?? i} data-type={m.getType?.() ?? m.type} data-branches={meta?.branchOptions?.length ?? 0}
+              data-branch={meta?.branch && meta.branchOptions ? meta.branchOptions.indexOf(meta.branch) : -1}>{textOf(m.content)}</li>
+          )
+        })}
       </ul>
       <pre id="interrupt">{stream.interrupt ? JSON.stringify(stream.interrupt.value) : ''}</pre>
       <pre id="error">{error ? String(error.message ?? error) : ''}</pre>
