@@ -289,8 +289,9 @@ export class RunExecutor {
         graphId: assistant.graph_id,
         start,
         forked: named !== null,
-        interruptBefore: breakpoints(run.kwargs.interrupt_before, assistant.config.interrupt_before),
-        interruptAfter: breakpoints(run.kwargs.interrupt_after, assistant.config.interrupt_after),
+        // The run's own; an assistant's `config.interrupt_before` is kept but ignored, as on the real server.
+        interruptBefore: breakpoints(run.kwargs.interrupt_before),
+        interruptAfter: breakpoints(run.kwargs.interrupt_after),
         input: run.kwargs.input,
         command: (run.kwargs.command as never) ?? null,
         config,
@@ -410,10 +411,9 @@ function namedCheckpoint(kwargs: RunKwargs): string | null {
   return typeof configurable.checkpoint_id === 'string' && configurable.checkpoint_id !== '' ? configurable.checkpoint_id : null
 }
 
-/** A run's breakpoints, else its assistant's config's: a list of node names or `*`. */
-function breakpoints(run: unknown, assistant: unknown): Breakpoints {
-  const valid = (value: unknown): value is Breakpoints => value === '*' || (Array.isArray(value) && value.every((v) => typeof v === 'string'))
-  return valid(run) ? run : valid(assistant) ? assistant : []
+/** A run's breakpoints: a list of node names or `*` (anything else stops nowhere). */
+function breakpoints(value: unknown): Breakpoints {
+  return value === '*' || (Array.isArray(value) && value.every((v) => typeof v === 'string')) ? value : []
 }
 
 /** The run's config: the assistant's, then the run's, with the ids in `configurable`. */
