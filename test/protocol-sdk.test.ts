@@ -165,3 +165,28 @@ t.test('what one protocol streams the other reads: an older run on /stream/event
   t.match(replay, /^event: metadata\n/)
   t.match(replay, /event: values\n/)
 })
+
+t.test('run.start with forkFrom (the new hook\'s edit) runs from that checkpoint: a new branch, the old one kept', async (t) => {
+  const { base, api } = await serveApp(t)
+  const client = new Client({ apiUrl: base, apiKey: API_KEY })
+  const thread = client.threads.stream({ assistantId: 'agent' })
+  t.teardown(() => thread.close())
+  const { rootEnds } = recorder(thread as never)
+  await thread.run.start({ input: say('first') })
+  await until(() => rootEnds() === 1, 'the first turn ends')
+  await thread.run.start({ input: say('second') })
+  await until(() => rootEnds() === 2, 'the second turn ends')
+  const history = (await client.threads.getHistory(thread.threadId, { limit: 20 }))
+  const beforeFirst = history.at(-1)!.checkpoint.checkpoint_id!
+
+  await thread.run.start({ input: say('first, edited'), forkFrom: beforeFirst } as never)
+  await until(() => rootEnds() === 3, 'the forked turn ends')
+  const state = await client.threads.getState<{ messages: { content: unknown }[] }>(thread.threadId)
+  t.same(state.values.messages.map((m) => m.content), ['first, edited', 'first, edited'], 'the state is the first checkpoint\'s plus the new turn')
+  const after = await client.threads.getHistory(thread.threadId, { limit: 20 })
+  t.equal(after.length, history.length + 3, 'the old branch stays in the history')
+  const input = after.find((s) => s.metadata?.source === 'input' && s.metadata?.step === 0)!
+  t.equal(input.parent_checkpoint?.checkpoint_id, beforeFirst, 'the new branch hangs off the checkpoint named')
+  const runs = await api.get(`/threads/${thread.threadId}/runs`)
+  t.equal(runs.body[0].kwargs.config.configurable.checkpoint_id, beforeFirst, 'the SDK sent it as config.configurable.checkpoint_id')
+})
