@@ -133,6 +133,8 @@ t.test('an interrupt pauses the thread; a run with command.resume finishes it', 
   t.equal(paused.status, 'interrupted')
   t.same(Object.values(paused.interrupts).flat().map((i: any) => i.value.question), ['Approve this request?'])
   t.same((await client.threads.getState(thread.thread_id)).next, ['ask'])
+  const [run] = await client.runs.list(thread.thread_id)
+  t.same(await client.runs.join(thread.thread_id, run.run_id), { __interrupt__: interrupt }, 'joined after it ended, the run answers its interrupt, as on the real server')
 
   const resumed = await collect(client.runs.stream(thread.thread_id, 'approval', { command: { resume: 'yes' }, streamMode: ['values'] })) as Part[]
   const final = resumed.at(-1)!.data

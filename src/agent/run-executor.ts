@@ -434,5 +434,9 @@ export function runResult(runs: RunRepository, threads: ThreadRepository, run: R
     return { __error__: error?.data ?? { error: 'Error', message: 'The run failed.' } }
   }
   const thread = threads.bySeq(run.thread_seq)
-  return (thread && threads.history(thread).find((c) => c.run_id === run.run_id)?.values) ?? thread?.values ?? {}
+  if (!thread) return {}
+  // The thread's latest run, stopped at an interrupt or a breakpoint, answers it as it did live.
+  const latest = threads.latestCheckpoint(thread)
+  if (latest?.pausedAt && runs.latest(thread.seq)?.seq === run.seq) return { __interrupt__: latest.pausedAt.interrupts }
+  return threads.history(thread).find((c) => c.run_id === run.run_id)?.values ?? thread.values ?? {}
 }

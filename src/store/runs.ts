@@ -147,12 +147,12 @@ export class RunRepository {
     return this.#sql.list.all({ thread: threadSeq, status: options.status ?? null, limit: options.limit, offset: options.offset }).map(toRun)
   }
 
-  /** Pending and running runs of a thread, oldest first. */
   /** The thread's newest run. */
   latest(threadSeq: number): Run | undefined {
     return this.list(threadSeq, { limit: 1, offset: 0 })[0]
   }
 
+  /** Pending and running runs of a thread, oldest first. */
   active(threadSeq: number): Run[] {
     return this.#sql.active.all(threadSeq).map(toRun)
   }
