@@ -59,8 +59,8 @@ export const stateView = (state: any) => ({
     interrupts: task.interrupts,
     result: task.result,
   })),
-  // The JS server leaves out what is undefined (no metadata before any checkpoint, no interrupts on
-  // a thread that never had any); Python servers send null / {}. Read alike.
+  // The JS server leaves out what is undefined (no metadata before any checkpoint); Python servers
+  // send null. Read alike.
   metadata: state.metadata ?? null,
   checkpoint: state.checkpoint,
   parent_checkpoint: state.parent_checkpoint,
@@ -68,6 +68,7 @@ export const stateView = (state: any) => ({
 
 export const historyView = (states: any[]) => ({ count: states.length, states: states.map(stateView) })
 
+/** A thread without interrupts: the JS server leaves the field out, Python servers and hangar send {}. Read alike. */
 export const threadView = (thread: any) => ({ status: thread.status, interrupts: thread.interrupts ?? {} })
 
 export const runView = (run: any) => ({ run_id: run.run_id, status: run.status })
