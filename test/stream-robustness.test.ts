@@ -284,11 +284,11 @@ t.test('a client that asked for on_disconnect "cancel" stops the run by leaving:
     await until(() => ended.settled, `k=${k}: the run stops when its client leaves`, 500)
     t.equal(await s.status(run), 'interrupted', `k=${k}: the run ended interrupted`)
     const logged = await s.log(run.path)
-    const m = logged.length - 1
+    const m = logged.length
     t.ok(m >= k && m < N, `k=${k}: the run had sent ${m} events when it stopped`)
-    t.same(ids(logged), range(0, m + 1), `k=${k}: the log's ids are contiguous`)
-    t.same(normalize(logged.slice(0, m)), reference.slice(0, m), `k=${k}: the log is the start of the undisturbed run`)
-    t.same([logged[m].event, logged[m].data], ['error', { error: 'Error', message: 'interrupt' }], `k=${k}: then the cancellation`)
+    t.same(ids(logged), range(0, m), `k=${k}: the log's ids are contiguous`)
+    // A cancelled run's log just stops (no error event, as on the real server 1.5.1).
+    t.same(normalize(logged), reference.slice(0, m), `k=${k}: the log is the start of the undisturbed run, and nothing else`)
     t.equal((await s.inject('GET', `/threads/${run.threadId}`)).status, 'idle', `k=${k}: the thread is idle again`)
     t.equal(s.clock.listenerCount('change'), 0, `k=${k}: nothing waits on the clock`)
     await until(() => heartbeats.live.size === 0 && s.sockets.size === 0, `k=${k}: heartbeat timers and connections are gone`)
@@ -516,10 +516,10 @@ t.test('after many clients left many runs at different points, each run\'s log i
     const logged = await s.log(r.run!.path)
     if (r.cancels) {
       t.equal(await s.status(r.run!), 'interrupted', `run ${j}: stopped when its creator left`)
-      const m = logged.length - 1
-      t.same(normalize(logged.slice(0, m)), reference.slice(0, m), `run ${j}: its log is the start of the run`)
-      t.same([logged[m].event, logged[m].data], ['error', { error: 'Error', message: 'interrupt' }], `run ${j}: then the cancellation`)
-      t.same(ids(logged), range(0, m + 1))
+      const m = logged.length
+      t.ok(m < N, `run ${j}: it stopped early`)
+      t.same(normalize(logged), reference.slice(0, m), `run ${j}: its log is the start of the run, and nothing else`)
+      t.same(ids(logged), range(0, m))
     } else {
       t.equal(await s.status(r.run!), 'success', `run ${j}: succeeded`)
       t.same(normalize(logged), reference, `run ${j}: its log is the undisturbed run's`)
@@ -574,7 +574,7 @@ t.test('a join stream opened with cancel_on_disconnect stops the run when it lea
     const logged = await s.log(run.path)
     if (cancel) {
       t.equal(await s.status(run), 'interrupted', `cancel_on_disconnect, k=${k}: the run was stopped`)
-      t.equal(logged.at(-1)!.event, 'error')
+      t.ok(logged.length < N, `cancel_on_disconnect, k=${k}: its log stops early`)
     } else {
       t.equal(await s.status(run), 'success', `no cancel_on_disconnect, k=${k}: the run went on`)
       t.equal(logged.length, N)

@@ -8,7 +8,7 @@ import { GraphError } from './graph-error.js'
 import { graphInfo } from './graph-info.js'
 import { runGraph } from './graph-run.js'
 import { channelsOf, loadGraphs, type Graph } from './graphs.js'
-import { applyWrites, DEFAULT_CHANNELS, foldWrites, normalizeUpdate } from './state.js'
+import { applyWrites, DEFAULT_CHANNELS, foldWrites, initialState, normalizeUpdate } from './state.js'
 import type { CheckpointRecord, GraphEngine, GraphInfo, State } from './types.js'
 
 export { GraphError } from './graph-error.js'
@@ -64,7 +64,7 @@ function updateState(
     if (index < 0) throw new GraphError('InvalidUpdateError', `Node ${asNode} does not exist`)
     next = names.slice(index + 1, index + 2)
   }
-  let state = structuredClone(current.values ?? {})
+  let state = current.values ? structuredClone(current.values) : graph ? initialState(channels) : {}
   const writes: Record<string, unknown> = {}
   for (const update of Array.isArray(values) ? values : [values]) {
     const normalized = normalizeUpdate(channels, update)

@@ -7,7 +7,7 @@ import { checkpointId, interruptId, makeCheckpoint, settleTask, taskId, type Che
 import { GraphError } from './graph-error.js'
 import { channelsOf, type Graph, type GraphNode } from './graphs.js'
 import { emit, playNode } from './node-steps.js'
-import { applyWrites, normalizeUpdate, type Channels } from './state.js'
+import { applyWrites, initialState, normalizeUpdate, type Channels } from './state.js'
 import { runMetadata, StreamModes, type TaskView } from './stream-modes.js'
 import type { Breakpoints, CheckpointRecord, EngineOutput, Interrupt, PausedAt, RunRequest, State } from './types.js'
 
@@ -95,7 +95,7 @@ class GraphRun {
     const named = request.forked && start ? { checkpoint_id: start.checkpoint_id, checkpoint_ns: '' } : {}
     this.#metadata = { ...runMetadata(request), ...named }
     this.#pausedAt = start?.pausedAt ?? null
-    this.#state = structuredClone(start?.values ?? {})
+    this.#state = start ? structuredClone(start.values) : initialState(this.#channels)
     this.#step = start ? Number(start.metadata.step ?? -1) + 1 : -1
     this.#last = start
   }
@@ -163,9 +163,10 @@ class GraphRun {
         if (!passed && stopsAt(interruptBefore, node.name)) return yield* this.#breakpoint(node.name)
         const successor = nodes[index + 1]?.name
         const breakAfter = successor !== undefined && stopsAt(interruptAfter, node.name)
+        const ranFrom = this.#last?.checkpoint_id ?? this.#request.ids.run_id
         const ran = yield* this.#node(node, first ? start.resume : undefined, !breakAfter)
         if (!ran) return
-        if (breakAfter) return yield* this.#breakpoint(successor)
+        if (breakAfter) return yield* this.#breakpoint(successor, { taskId: taskId(ranFrom, node.name) })
       }
     }
     yield* emit(this.#modes.graphEnd(this.#state))
@@ -176,9 +177,13 @@ class GraphRun {
    * A breakpoint: the thread stops before `node` (the latest checkpoint's pending task) with no
    * interrupt value; the run succeeds and answers `{"__interrupt__": []}`.
    */
-  async *#breakpoint(node: string): Output {
+  async *#breakpoint(node: string, after?: { taskId: string }): Output {
     const pausedAt: PausedAt = { node, interrupts: [], breakpoint: true }
-    yield* this.#settle(node, { breakpoint: true }, pausedAt)
+    if (after && this.#last) {
+      // After a node, the thread's interrupts name the task that ran, as LangGraph records it.
+      this.#last = { ...this.#last, interrupts: { ...this.#last.interrupts, [after.taskId]: [] } }
+      yield { kind: 'amend', checkpoint: this.#last, pausedAt }
+    } else yield* this.#settle(node, { breakpoint: true }, pausedAt)
     yield* emit(this.#modes.interrupted([]))
     yield* emit(this.#modes.graphEnd(this.#state))
     yield { kind: 'done', status: 'success', values: { __interrupt__: [] }, pausedAt, error: null }
@@ -254,7 +259,7 @@ class GraphRun {
    */
   async *#continue(): AsyncGenerator<EngineOutput, Start | null> {
     const start = this.#last
-    if (start === null) return null
+    if (start === null) throw new GraphError('EmptyInputError', 'Received no input writes for "__start__"')
     if (this.#request.forked) {
       const fork = this.#checkpoint({ source: 'fork', values: this.#state, next: start.next, writes: null })
       yield { kind: 'checkpoint', checkpoint: fork }
@@ -291,11 +296,11 @@ class GraphRun {
       this.#state = outcome.state
       yield { kind: 'checkpoint', checkpoint: record }
       yield* emit(this.#modes.written(task, outcome.unstreamed))
-      yield* emit(this.#modes.taskEnd(task, { writes, interrupts: [], error: null }))
       yield* emit(this.#modes.updates(node.name, writes))
+      yield* emit(this.#modes.taskEnd(task, { writes, interrupts: [], error: null }))
       yield* emit(this.#modes.taskDone(task, { writes, interrupts: [], error: null }))
-      if (announce) yield* emit(this.#modes.checkpoint(record))
-      yield* emit(this.#modes.values(this.#state))
+      if (announce) yield* this.#announce(record)
+      else yield* emit(this.#modes.values(this.#state))
       return true
     }
 

@@ -35,6 +35,11 @@ interface LiveRun {
   publicBase: string
   /** The graph it runs (the protocol's root lifecycle names it). */
   graphId: string
+  /**
+   * The last event of a run that was rolled back: its log is deleted with it, so streams still
+   * following it get this from here.
+   */
+  farewell?: SseEvent
 }
 
 /** What `/join` and `/runs/wait` answer: the final values, or the error as `__error__`. */
@@ -192,7 +197,10 @@ export class RunExecutor {
           if (signal.aborted) return
         }
         if (page.length === EVENT_PAGE) unread = true
-        else if (endedBeforeRead) return
+        else if (endedBeforeRead) {
+          if (live?.farewell && Number(live.farewell.id) > last) yield live.farewell
+          return
+        }
       }
     } finally {
       live?.events.off('event', onEvent)
@@ -355,8 +363,12 @@ export class RunExecutor {
     const thread = threads.bySeq(run.thread_seq)
     if (!thread) return
     live.result = threads.latestCheckpoint(thread)?.values ?? {}
-    // A stream following a cancelled run ends with this error, as the real server's does.
-    if (live.started) this.#emit(live, 'error', { error: 'Error', message: live.cancelAction })
+    // A stream following a run that is rolled back ends with this error; one that is interrupted just
+    // ends, as on the real server 1.5.1 (langgraph-api 2.0.0 sent `"message": "interrupt"` too).
+    if (live.started && live.cancelAction === 'rollback') {
+      live.farewell = this.#o.runs.append(run, 'error', { error: 'Error', message: 'rollback' })
+      this.#announce(live, live.farewell)
+    }
     if (live.cancelAction === 'rollback') {
       threads.rollbackRun(thread, run.run_id)
       runs.delete(run)

@@ -20,6 +20,14 @@ export const defaultReducer = (key: string): Reducer => (key === 'messages' ? 'm
 /** Channels for a thread that has no graph: `messages` merged by id, every other key replaced. */
 export const DEFAULT_CHANNELS: Channels = { reducers: {}, open: true }
 
+/**
+ * A new thread's state: every list channel (`messages`, `append`) starts empty, as LangGraph's
+ * message and list annotations default to `[]`; other keys start unset.
+ */
+export function initialState(channels: Channels): State {
+  return Object.fromEntries(Object.entries(channels.reducers).filter(([, r]) => r !== 'replace').map(([key]) => [key, []]))
+}
+
 export function reducerOf(channels: Channels, key: string): Reducer | undefined {
   return channels.reducers[key] ?? (channels.open ? defaultReducer(key) : undefined)
 }

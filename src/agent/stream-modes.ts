@@ -195,7 +195,9 @@ export class StreamModes {
 
   /** A task ended: with its writes, at an interrupt, or with an error (the task-error JSON text). */
   taskEnd(task: TaskView, outcome: { writes: Record<string, unknown> | null; interrupts: Interrupt[]; error: string | null }): Emit[] {
-    const payload = { id: task.id, name: task.name, result: outcome.writes ?? {}, interrupts: outcome.interrupts, error: outcome.error }
+    // The error travels as its JSON text in a checkpoint's task, as an object in the stream.
+    const error = outcome.error === null ? null : JSON.parse(outcome.error) as unknown
+    const payload = { id: task.id, name: task.name, result: outcome.writes ?? {}, interrupts: outcome.interrupts, error }
     const ran = outcome.error === null && outcome.interrupts.length === 0
     return [
       ...(this.has('tasks') ? [{ event: 'tasks', data: payload }] : []),

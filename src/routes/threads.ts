@@ -87,7 +87,8 @@ export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = asyn
       checkpoint = engine.updateState(graphId, {
         values: latest?.values ?? null,
         checkpointId: latest?.checkpoint_id ?? null,
-        step: latest ? Number(latest.metadata.step ?? -1) + 1 : -1,
+        // The first update of a thread is step 0, as LangGraph numbers it (one past the −1 of no checkpoint).
+        step: Number(latest?.metadata.step ?? -1) + 1,
       }, values, asNode)
     } catch (error) {
       // An update the graph refuses (an unknown node, a message to remove that is not there) is the client's.
@@ -201,8 +202,11 @@ export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = asyn
     return presentState(thread.thread_id, checkpoint)
   })
 
-  const history = (thread: ThreadRecord, options: { limit: number; before?: unknown; metadata?: Record<string, unknown> | null }) => {
+  const history = (thread: ThreadRecord, options: { limit: number; before?: unknown; metadata?: Record<string, unknown> | null; checkpoint?: unknown }) => {
     let list = threads.history(thread)
+    // `checkpoint: {checkpoint_id}` lists that checkpoint only, as LangGraph's checkpointer does.
+    const only = (options.checkpoint as { checkpoint_id?: unknown } | null | undefined)?.checkpoint_id
+    if (typeof only === 'string') list = list.filter((c) => c.checkpoint_id === only)
     // As the SDKs send it: the id, `{checkpoint_id}`, or a config `{configurable: {checkpoint_id}}`.
     const given = options.before as { checkpoint_id?: string; configurable?: { checkpoint_id?: string } } | string | null | undefined
     const before = typeof given === 'string' ? given : given?.checkpoint_id ?? given?.configurable?.checkpoint_id
@@ -218,7 +222,7 @@ export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = asyn
     schema: { tags, summary: 'Get Thread History Post', params: ThreadParams, body: HistoryRequest, response: { 200: Type.Array(ThreadState), ...errorResponses(404, 422) } },
   }, async (request) => {
     const body = request.body ?? {}
-    return history(find(request.agentScope, request.params.thread_id), { limit: body.limit ?? 10, before: body.before, metadata: body.metadata })
+    return history(find(request.agentScope, request.params.thread_id), { limit: body.limit ?? 10, before: body.before, metadata: body.metadata, checkpoint: body.checkpoint })
   })
 
   app.get('/threads/:thread_id/history', {

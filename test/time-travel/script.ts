@@ -90,11 +90,23 @@ function withoutRunConfig(data: any) {
   return { ...data, payload }
 }
 
+/**
+ * A `checkpoints` event as the JS server 1.5.1 sends it: `{values, metadata, next}`. hangar sends
+ * the full form of the hosted server and of langgraph-api 2.0.0 (also `config`, `parent_config`,
+ * `tasks`, `checkpoint`, `parent_checkpoint`; docs/agent-server-wire.md, "checkpoints"), a
+ * superset a client reads alike: the fields 1.5.1 sends are compared.
+ */
+function checkpointFields(data: any) {
+  if (typeof data !== 'object' || data === null) return data
+  return { values: data.values, metadata: data.metadata, next: data.next }
+}
+
 /** Event names, and the data of every event but token chunks (their ids and chunking are not the point here). */
 export const streamView = (parts: Part[]) =>
   parts.map((part) => {
     if (part.event.startsWith('messages')) return { event: part.event }
-    return { event: part.event, data: part.event === 'debug' ? withoutRunConfig(part.data) : part.data }
+    const data = part.event === 'debug' ? withoutRunConfig(part.data) : part.event === 'checkpoints' ? checkpointFields(part.data) : part.data
+    return { event: part.event, data }
   })
 
 export class Script {
