@@ -80,6 +80,8 @@ export interface RunRequest {
   command: Command | null
   /** The run's config (with `configurable`), as given by the client plus the ids below. */
   config: Record<string, unknown>
+  /** The run's runtime context (its `context`, over its assistant's): `{{context.<key>}}` in templates. */
+  context?: unknown
   streamModes: string[]
   /** Whether to also yield the session protocol's events (runs on a thread: its log records them). */
   protocol: boolean

@@ -170,6 +170,8 @@ export const HistoryQuery = Type.Object({ limit: Type.Optional(Type.Integer({ mi
 
 // ---- runs -------------------------------------------------------------------------------------
 
+/** When a run's checkpoints are persisted (LangGraph's durability modes). */
+export const DURABILITIES = ['sync', 'async', 'exit'] as const
 export const RunStatus = StringEnum(['pending', 'running', 'error', 'success', 'timeout', 'interrupted'])
 export const Run = Type.Object(
   {
@@ -191,7 +193,7 @@ export const RunCreate = Type.Object({
   command: opt(Type.Object({ resume: opt(Any()), update: opt(Any()), goto: opt(Any()) })),
   metadata: opt(AnyDict()),
   config: opt(AnyDict()),
-  context: opt(Any()),
+  context: opt(AnyDict()),
   checkpoint_id: opt(Type.String()),
   checkpoint: opt(AnyDict()),
   stream_mode: opt(Type.Union([StreamMode, Type.Array(StreamMode)])),
@@ -207,8 +209,9 @@ export const RunCreate = Type.Object({
   on_disconnect: opt(StringEnum(['cancel', 'continue'])),
   on_completion: opt(StringEnum(['delete', 'keep'])),
   langsmith_tracer: opt(Any()),
+  /** Deprecated for `durability`: true is `async`, false is `exit`. */
   checkpoint_during: opt(Type.Boolean()),
-  durability: opt(Type.String()),
+  durability: opt(StringEnum(DURABILITIES)),
 })
 export type RunCreate = Static<typeof RunCreate>
 export const RunParams = Type.Object({ thread_id: Uuid(), run_id: Uuid() })

@@ -34,6 +34,8 @@ export type RunKwargs = {
   interrupt_after: unknown
   on_disconnect: string | null
   after_seconds: number | null
+  /** Given only when the client chose (`durability`, or the deprecated `checkpoint_during`). */
+  durability?: 'sync' | 'async' | 'exit'
   temporary: boolean
   /** Set on runs the session protocol started (the real server shows the same flag). */
   __protocol_stream_run?: true

@@ -154,6 +154,7 @@ export class ThreadRepository {
       setPausedAt: db.prepare('UPDATE checkpoints SET paused_at = ? WHERE seq = ?'),
       bind: db.prepare('UPDATE threads SET bound_assistant_id = ? WHERE seq = ?'),
       deleteRunCheckpoints: db.prepare('DELETE FROM checkpoints WHERE thread_seq = ? AND run_id = ?'),
+      setConfig: db.prepare('UPDATE threads SET config = ? WHERE seq = ?'),
       copyCheckpoints: db.prepare(`INSERT INTO checkpoints
         (thread_seq, checkpoint_id, parent_checkpoint_id, run_id, state_values, next, metadata, tasks, interrupts, paused_at, created_at)
         SELECT ?, checkpoint_id, parent_checkpoint_id, run_id, state_values, next, metadata, tasks, interrupts, paused_at, created_at
@@ -324,6 +325,11 @@ export class ThreadRepository {
       const latest = this.#sql.latest.get(thread.seq)
       this.#sql.setState.run(latest?.state_values ?? null, latest?.interrupts ?? '{}', now, now, thread.seq)
     })()
+  }
+
+  /** Replaces the config the thread keeps from its runs (`configurable`, `tags`, …). */
+  setConfig(thread: Thread, config: Record<string, unknown>): void {
+    this.#sql.setConfig.run(JSON.stringify(config), thread.seq)
   }
 
   /** A new thread with the same metadata, state and history. */
