@@ -1,7 +1,10 @@
 // The rest of the run and thread contract the SDKs call (issue 14), driven by the official JS SDK
-// against a real listening hangar: `durability`, `context` and the config a thread keeps from its
-// runs, as the real JS server 1.5.1 shows them (docs/agent-server-wire.md §6.2).
+// against a real listening hangar: patchState, threads.prune, search `extract`, supersteps that
+// record an input, `durability`, `context` and the config a thread keeps from its runs. Where the real JS server 1.5.1 answers, its answers are
+// recorded in test/fixtures/thread-contract/ (see record.mjs there); where it has no such route,
+// hangar follows the agent server's OpenAPI document and the SDK's requests.
 
+import { readFileSync } from 'node:fs'
 import t, { type Test } from 'tap'
 import { Client } from '@langchain/langgraph-sdk'
 import type { Config } from '../src/config.js'
@@ -10,12 +13,191 @@ import { runClockUntil, serveApp, someoneWaitsOn } from './helpers.js'
 async function serve(t: Test, config: Partial<Config> = {}) {
   const { clock, base: apiUrl } = await serveApp(t, config)
   const client = new Client({ apiUrl, apiKey: 'test-key', callerOptions: { maxRetries: 0 } })
-  return { clock, client }
+  /** A request the SDK cannot make (a field it does not send): plain fetch, the status and the body text. */
+  const raw = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(apiUrl + path, {
+      method, headers: { 'x-api-key': 'test-key', 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+    })
+    return { status: res.status, text: await res.text() }
+  }
+  return { clock, client, raw }
 }
 
 const say = (content: string) => ({ messages: [{ role: 'user', content }] })
 /** A run's `kwargs` (what it was asked to do): the server sends them; the SDK's Run type leaves them out. */
 const kwargsOf = (run: object) => (run as { kwargs: any }).kwargs
+/** What the SDK throws for an error answer: `HTTP <status>: <body>`. */
+const refused = (status: number, body: unknown) => ({ message: `HTTP ${status}: ${JSON.stringify(body)}` })
+
+// ---- PATCH /threads/{id}/state ---------------------------------------------------------------
+
+t.test('patchState merges metadata into the latest checkpoint, by thread id or by config; older checkpoints keep theirs', async (t) => {
+  const { client } = await serve(t)
+  const thread = await client.threads.create()
+  await client.runs.wait(thread.thread_id, 'agent', { input: say('hi') })
+  const before = await client.threads.getHistory(thread.thread_id)
+
+  t.equal(await client.threads.patchState(thread.thread_id, { reviewed: true, step: 99 }), undefined, '204, no body')
+  const state = await client.threads.getState(thread.thread_id)
+  t.same(state.metadata, { ...before[0].metadata, reviewed: true, step: 99 }, 'merged: keys given replace, the others stay')
+  t.same(state.values, before[0].values, 'the values are untouched')
+  t.equal(state.checkpoint.checkpoint_id, before[0].checkpoint.checkpoint_id, 'no checkpoint is added')
+
+  await client.threads.patchState({ configurable: { thread_id: thread.thread_id } }, { by: 'config' })
+  const after = await client.threads.getHistory(thread.thread_id)
+  t.equal(after.length, before.length)
+  t.same(after[0].metadata, { ...before[0].metadata, reviewed: true, step: 99, by: 'config' })
+  t.same(after.slice(1).map((s) => s.metadata), before.slice(1).map((s) => s.metadata), 'older checkpoints are as they were')
+})
+
+t.test('PATCH /threads/{id}/state with checkpoint_id patches that checkpoint; unknown threads and checkpoints are 404, bad metadata 422', async (t) => {
+  const { client, raw } = await serve(t)
+  const thread = await client.threads.create()
+  await client.runs.wait(thread.thread_id, 'agent', { input: say('hi') })
+  const history = await client.threads.getHistory(thread.thread_id)
+  const input = history.at(-1)!.checkpoint.checkpoint_id!
+  // The SDK's patchState sends only `metadata`; the body takes a checkpoint as POST …/state does.
+  t.equal((await raw('PATCH', `/threads/${thread.thread_id}/state`, { metadata: { note: 'first' }, checkpoint_id: input })).status, 204)
+  t.equal((await raw('PATCH', `/threads/${thread.thread_id}/state`, { metadata: { also: 1 }, checkpoint: { checkpoint_id: input } })).status, 204)
+  const again = await client.threads.getHistory(thread.thread_id)
+  t.same(again.at(-1)!.metadata, { ...history.at(-1)!.metadata, note: 'first', also: 1 })
+  t.same(again[0].metadata, history[0].metadata, 'the latest is untouched')
+
+  const ghost = '0d7b3a52-6a1e-4f4e-9a55-7d9c4c1f0b11'
+  await t.rejects(client.threads.patchState(ghost, { a: 1 }), refused(404, { detail: `Thread with ID ${ghost} not found` }))
+  t.same(await raw('PATCH', `/threads/${thread.thread_id}/state`, { metadata: {}, checkpoint_id: 'nope' }),
+    { status: 404, text: JSON.stringify({ detail: 'Checkpoint nope not found' }) })
+  const empty = await client.threads.create()
+  await t.rejects(client.threads.patchState(empty.thread_id, { a: 1 }), refused(404, { detail: `Thread ${empty.thread_id} has no checkpoint` }))
+  const bad = await raw('PATCH', `/threads/${thread.thread_id}/state`, { metadata: 'text' })
+  t.equal(bad.status, 422)
+  t.match(JSON.parse(bad.text).detail[0], { type: 'dict_type', loc: ['body', 'metadata'] })
+  t.equal((await raw('PATCH', `/threads/${thread.thread_id}/state`, {})).status, 422, 'metadata is required')
+})
+
+// ---- POST /threads/prune -----------------------------------------------------------------------
+
+t.test('threads.prune: delete removes the threads and their runs; keep_latest keeps the state and one checkpoint; unknown ids are not counted', async (t) => {
+  const { client, raw } = await serve(t)
+  const [gone, kept, other] = [await client.threads.create(), await client.threads.create(), await client.threads.create()]
+  for (const thread of [gone, kept, other]) {
+    await client.runs.wait(thread.thread_id, 'agent', { input: say('one') })
+    await client.runs.wait(thread.thread_id, 'agent', { input: say('two') })
+  }
+  const ghost = '0d7b3a52-6a1e-4f4e-9a55-7d9c4c1f0b13'
+  t.same(await client.threads.prune([gone.thread_id, ghost]), { pruned_count: 1 }, 'the strategy defaults to delete; an unknown id is skipped')
+  await t.rejects(client.threads.get(gone.thread_id), refused(404, { detail: `Thread with ID ${gone.thread_id} not found` }))
+
+  const state = await client.threads.getState(kept.thread_id)
+  const otherHistory = await client.threads.getHistory(other.thread_id, { limit: 100 })
+  t.same(await client.threads.prune([kept.thread_id, kept.thread_id], { strategy: 'keep_latest' }), { pruned_count: 1 })
+  const history = await client.threads.getHistory(kept.thread_id, { limit: 100 })
+  t.equal(history.length, 1, 'one checkpoint is left')
+  t.same(history[0].checkpoint, state.checkpoint, 'the latest')
+  t.same((await client.threads.getState(kept.thread_id)).values, state.values, 'the state is as it was')
+  t.equal((await client.runs.list(kept.thread_id)).length, 2, 'the runs stay')
+  t.same(await client.threads.getHistory(other.thread_id, { limit: 100 }), otherHistory, 'a thread not named is untouched')
+  const next = await client.runs.wait(kept.thread_id, 'agent', { input: say('three') }) as any
+  t.same(next.messages.map((m: any) => m.content), ['one', 'one', 'two', 'two', 'three', 'three'], 'a pruned thread runs on from its state')
+
+  t.same(await client.threads.prune([]), { pruned_count: 0 })
+  const bad = await raw('POST', '/threads/prune', { thread_ids: [kept.thread_id], strategy: 'all' })
+  t.equal(bad.status, 422)
+  t.match(JSON.parse(bad.text).detail[0], { type: 'literal_error', loc: ['body', 'strategy'] })
+  t.equal((await raw('POST', '/threads/prune', { thread_ids: ['not-a-uuid'] })).status, 422)
+  t.equal((await raw('POST', '/threads/prune', {})).status, 422, 'thread_ids is required')
+})
+
+// ---- threads.search extract --------------------------------------------------------------------
+
+t.test('threads.search extract adds `extracted` to each thread, by path; a path it cannot read is a 422', async (t) => {
+  const { client, raw } = await serve(t)
+  const thread = await client.threads.create({ metadata: { owner: { name: 'ann' } } })
+  await client.runs.wait(thread.thread_id, 'agent', { input: say('first question') })
+  await client.runs.wait(thread.thread_id, 'agent', { input: say('last question') })
+  const empty = await client.threads.create({ metadata: { owner: 'bob' } })
+
+  const found = await client.threads.search({
+    sortBy: 'created_at', sortOrder: 'asc',
+    extract: {
+      last: 'values.messages[-1].content', first: 'values.messages[0].content', owner: 'metadata.owner.name',
+      graph: 'metadata.graph_id', status: 'interrupts', missing: 'values.messages[9].content',
+    },
+  })
+  t.same(found.map((th) => th.thread_id), [thread.thread_id, empty.thread_id])
+  t.same(found[0].extracted, { last: 'last question', first: 'first question', owner: 'ann', graph: 'agent', status: {}, missing: null })
+  t.same(found[1].extracted, { last: null, first: null, owner: null, graph: null, status: {}, missing: null }, 'a path that leads nowhere gives null')
+  t.equal((found[0].values as any).messages.length, 4, 'the threads are whole')
+
+  const selected = await client.threads.search({ select: ['thread_id'], extract: { last: 'values.messages[-1].type' }, ids: [thread.thread_id] })
+  t.same(selected, [{ thread_id: thread.thread_id, extracted: { last: 'ai' } }], 'with select: the selected fields and `extracted`')
+  t.notOk('extracted' in (await client.threads.search({ ids: [thread.thread_id] }))[0], 'no extract, no `extracted`')
+
+  const bad = await raw('POST', '/threads/search', { extract: { a: 'state.messages', b: 'values..x' } })
+  t.equal(bad.status, 422)
+  t.same(JSON.parse(bad.text).detail.map((e: any) => [e.type, e.loc]), [['value_error', ['body', 'extract', 'a']], ['value_error', ['body', 'extract', 'b']]])
+  const many = Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`k${i}`, 'values']))
+  const tooMany = await raw('POST', '/threads/search', { extract: many })
+  t.equal(tooMany.status, 422)
+  t.match(JSON.parse(tooMany.text).detail[0], { type: 'too_long', loc: ['body', 'extract'], msg: 'Dictionary should have at most 10 items after validation, not 11' })
+  t.equal((await raw('POST', '/threads/search', { extract: { a: 1 } })).status, 422, 'a path is a string')
+})
+
+// ---- threads.create supersteps ---------------------------------------------------------------
+
+interface Recorded { name: string; graph: string; supersteps: { updates: { values: unknown; as_node: string }[] }[]; status: number; history: any[] }
+const recording = JSON.parse(readFileSync(new URL('./fixtures/thread-contract/supersteps.json', import.meta.url), 'utf8')) as { server: object; scripts: Recorded[] }
+
+/** A history (newest first) as a client compares it across servers: checkpoints by their position, messages by type and text. */
+function normalise(history: any[]) {
+  const position = new Map(history.map((s, i) => [s.checkpoint.checkpoint_id, i]))
+  return history.map((s) => {
+    const { messages = [], ...values } = s.values
+    const parent = s.parent_checkpoint?.checkpoint_id ?? null
+    return {
+      source: s.metadata.source,
+      step: s.metadata.step,
+      next: s.next,
+      parent: parent === null ? null : position.get(parent) ?? 'elsewhere',
+      messages: messages.map((m: any) => [m.type, m.content]),
+      values,
+      tasks: s.tasks.map((task: any) => ({ name: task.name, result: task.result })),
+    }
+  })
+}
+
+t.test(`threads.create with supersteps records the history the real server records (${JSON.stringify(recording.server)})`, async (t) => {
+  const { client } = await serve(t)
+  for (const script of recording.scripts) {
+    const thread = await client.threads.create({
+      graphId: script.graph,
+      supersteps: script.supersteps.map((s) => ({ updates: s.updates.map((u) => ({ values: u.values, asNode: u.as_node })) })),
+    })
+    const history = await client.threads.getHistory(thread.thread_id, { limit: 100 })
+    t.same(normalise(history), normalise(script.history), script.name)
+    t.equal(thread.status, 'idle', `${script.name}: the thread is idle`)
+  }
+})
+
+t.test('a thread whose supersteps record an input shows the pending input and the state before it; bad supersteps are 400', async (t) => {
+  const { client } = await serve(t)
+  const thread = await client.threads.create({ graphId: 'agent', supersteps: [{ updates: [{ values: say('queued'), asNode: '__input__' }] }] })
+  const state = await client.threads.getState(thread.thread_id)
+  t.same(state.next, ['__start__'])
+  t.same(state.metadata?.source, 'input')
+  t.same(state.values, {}, 'the input is not applied yet')
+  t.same((state.metadata as any).writes, { __start__: say('queued') }, 'the input is kept for __start__ (where a run\'s input step keeps it)')
+
+  for (const [what, supersteps, detail] of [
+    ['an __input__ without values', [{ updates: [{ values: null, asNode: '__input__' }] }], 'An __input__ update needs values: the input'],
+    ['an __input__ beside another update', [{ updates: [{ values: say('a'), asNode: '__input__' }, { values: say('b'), asNode: 'agent' }] }], 'An __input__ update must be the only update of its superstep'],
+    ['a superstep without updates', [{ updates: [] }], 'A superstep needs at least one update'],
+  ] as const) {
+    const id = crypto.randomUUID()
+    await t.rejects(client.threads.create({ threadId: id, graphId: 'agent', supersteps: supersteps as never }), refused(400, { detail }), what)
+    await t.rejects(client.threads.get(id), refused(404, { detail: `Thread with ID ${id} not found` }), `${what}: no thread is left behind`)
+  }
+})
 
 // ---- run bodies: durability, checkpoint_during, context ----------------------------------------
 

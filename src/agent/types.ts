@@ -145,4 +145,13 @@ export interface GraphEngine {
     values: unknown,
     asNode: string | null,
   ): CheckpointRecord
+  /**
+   * One superstep of a thread's `supersteps`: several updates in one checkpoint, each as if its
+   * node had returned it; `__input__` records an input (see engine.ts). Returns the checkpoint to store.
+   */
+  applySuperstep(
+    graphId: string | null,
+    current: { values: State | null; checkpointId: string | null; step: number },
+    updates: { values: unknown; asNode: string | null }[],
+  ): CheckpointRecord
 }

@@ -3,7 +3,7 @@
 // of hangar, so a bad request is a FastAPI 422, as the hosted server answers.
 
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
-import { AnyDict, DateTime, Nullable, StringEnum, Uuid } from './common.js'
+import { AnyDict, DateTime, Dict, Nullable, StringEnum, Uuid } from './common.js'
 
 const opt = <T extends TSchema>(schema: T) => Type.Optional(Nullable(schema))
 const Any = () => Type.Unknown()
@@ -124,9 +124,22 @@ export const ThreadSearch = Nullable(Type.Object({
   sort_by: opt(StringEnum(['thread_id', 'status', 'created_at', 'updated_at', 'state_updated_at'])),
   sort_order: SortOrder,
   select: opt(Type.Array(Type.String())),
+  /** Alias → path into the thread (`values.messages[-1].content`); each found thread gets `extracted`. At most 10 (checked by the route). */
+  extract: opt(Dict(Type.String())),
 }))
 export const ThreadCount = Nullable(Type.Object({ metadata: opt(AnyDict()), values: opt(AnyDict()), status: opt(ThreadStatus) }))
 export const ThreadPatch = Type.Object({ metadata: AnyDict(), ttl: opt(Any()) })
+/** `PATCH /threads/{id}/state`: metadata merged into a checkpoint's (the latest, or the one named). */
+export const StatePatch = Type.Object({
+  metadata: AnyDict(),
+  checkpoint_id: opt(Type.String()),
+  checkpoint: opt(AnyDict()),
+})
+export const ThreadPrune = Type.Object({
+  thread_ids: Type.Array(Uuid()),
+  strategy: Type.Optional(StringEnum(['delete', 'keep_latest'], { default: 'delete' })),
+})
+export const ThreadPruneResult = Type.Object({ pruned_count: Type.Integer() }, { title: 'ThreadPruneResponse' })
 export const ThreadParams = Type.Object({ thread_id: Uuid({ title: 'Thread ID' }) })
 export const CheckpointParams = Type.Object({ thread_id: Uuid(), checkpoint_id: Type.String() })
 export const SubgraphsQuery = Type.Object({ subgraphs: Type.Optional(Type.Boolean({ default: false })) })
