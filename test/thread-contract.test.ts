@@ -1,6 +1,7 @@
 // The rest of the run and thread contract the SDKs call (issue 14), driven by the official JS SDK
-// against a real listening hangar: patchState, threads.prune, search `extract`, supersteps that
-// record an input, `durability`, `context` and the config a thread keeps from its runs. Where the real JS server 1.5.1 answers, its answers are
+// against a real listening hangar: patchState, runs.cancelMany, threads.prune, search `extract`,
+// supersteps that record an input, joinStream's stream_mode filter, `durability`, `context` and
+// the config a thread keeps from its runs. Where the real JS server 1.5.1 answers, its answers are
 // recorded in test/fixtures/thread-contract/ (see record.mjs there); where it has no such route,
 // hangar follows the agent server's OpenAPI document and the SDK's requests.
 
@@ -8,7 +9,7 @@ import { readFileSync } from 'node:fs'
 import t, { type Test } from 'tap'
 import { Client } from '@langchain/langgraph-sdk'
 import type { Config } from '../src/config.js'
-import { runClockUntil, serveApp, someoneWaitsOn } from './helpers.js'
+import { runClockUntil, serveApp, someoneWaitsOn, until } from './helpers.js'
 
 async function serve(t: Test, config: Partial<Config> = {}) {
   const { clock, base: apiUrl } = await serveApp(t, config)
@@ -23,6 +24,13 @@ async function serve(t: Test, config: Partial<Config> = {}) {
   return { clock, client, raw }
 }
 
+async function collect<T>(stream: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = []
+  for await (const item of stream) out.push(item)
+  return out
+}
+
+type Part = { event: string; data: any; id?: string }
 const say = (content: string) => ({ messages: [{ role: 'user', content }] })
 /** A run's `kwargs` (what it was asked to do): the server sends them; the SDK's Run type leaves them out. */
 const kwargsOf = (run: object) => (run as { kwargs: any }).kwargs
@@ -73,6 +81,67 @@ t.test('PATCH /threads/{id}/state with checkpoint_id patches that checkpoint; un
   t.equal(bad.status, 422)
   t.match(JSON.parse(bad.text).detail[0], { type: 'dict_type', loc: ['body', 'metadata'] })
   t.equal((await raw('PATCH', `/threads/${thread.thread_id}/state`, {})).status, 422, 'metadata is required')
+})
+
+// ---- POST /runs/cancel -------------------------------------------------------------------------
+
+t.test('runs.cancelMany by thread and run ids interrupts them; by status it cancels every run with that status, on any thread', async (t) => {
+  const { client, clock } = await serve(t)
+  const [a, b] = [await client.threads.create(), await client.threads.create()]
+  const waiting = someoneWaitsOn(clock)
+  const runningA = await client.runs.create(a.thread_id, 'pipeline', { input: say('a') })
+  await waiting
+  const queuedA = await client.runs.create(a.thread_id, 'agent', { input: say('a2'), multitaskStrategy: 'enqueue' })
+  const runningB = await client.runs.create(b.thread_id, 'pipeline', { input: say('b') })
+  const status = async (thread: string, run: string) => (await client.runs.get(thread, run)).status
+
+  await client.runs.cancelMany({ status: 'pending' })
+  t.equal(await status(a.thread_id, runningA.run_id), 'running', 'running runs are not pending')
+  t.equal(await status(b.thread_id, runningB.run_id), 'running')
+
+  await client.runs.cancelMany({ threadId: a.thread_id, runIds: [runningA.run_id] })
+  await client.runs.join(a.thread_id, runningA.run_id)
+  await client.runs.join(a.thread_id, queuedA.run_id)
+  t.equal(await status(a.thread_id, runningA.run_id), 'interrupted', 'a run named by id is cancelled')
+  t.equal(await status(a.thread_id, queuedA.run_id), 'interrupted', 'the pending run was cancelled: it never ran')
+  t.same(await collect(client.runs.joinStream(a.thread_id, queuedA.run_id, { lastEventId: '-1' })), [], 'it sent nothing')
+  t.equal((await client.threads.get(a.thread_id)).status, 'idle')
+  t.equal(await status(b.thread_id, runningB.run_id), 'running', 'another thread\'s run goes on')
+
+  await client.runs.cancelMany({ status: 'all', action: 'rollback' })
+  await until(async () => (await client.runs.list(b.thread_id)).length === 0, 'the rolled back run is gone')
+  await t.rejects(client.runs.get(b.thread_id, runningB.run_id), refused(404, { detail: 'Run not found' }), 'rollback removes the run')
+  t.same(await client.threads.getHistory(b.thread_id), [], 'and its checkpoints')
+  t.equal(clock.listenerCount('change'), 0, 'no run is left waiting on the clock')
+})
+
+t.test('runs.cancelMany refuses bad combinations with the real bodies; nothing to cancel is a 404', async (t) => {
+  const { client, raw } = await serve(t)
+  const thread = await client.threads.create()
+  const run = await client.runs.create(thread.thread_id, 'agent', { input: say('x') })
+  await client.runs.join(thread.thread_id, run.run_id)
+
+  await t.rejects(client.runs.cancelMany({ status: 'all', threadId: thread.thread_id, runIds: [run.run_id] }),
+    refused(422, { detail: "Cannot specify 'thread_id' or 'run_ids' when using 'status'" }))
+  await t.rejects(client.runs.cancelMany({ threadId: thread.thread_id }),
+    refused(422, { detail: "Must provide either a status or both 'thread_id' and 'run_ids'" }))
+  await t.rejects(client.runs.cancelMany({}), refused(422, { detail: "Must provide either a status or both 'thread_id' and 'run_ids'" }))
+  await t.rejects(client.runs.cancelMany({ status: 'running' }), refused(404, { detail: 'No runs found to cancel.' }), 'no run is running')
+  const ghost = '0d7b3a52-6a1e-4f4e-9a55-7d9c4c1f0b12'
+  await t.rejects(client.runs.cancelMany({ threadId: ghost, runIds: [run.run_id] }), refused(404, { detail: 'No runs found to cancel.' }))
+  await t.rejects(client.runs.cancelMany({ threadId: thread.thread_id, runIds: [ghost] }), refused(404, { detail: 'No runs found to cancel.' }))
+  t.equal((await raw('POST', '/runs/cancel', { thread_id: thread.thread_id, run_ids: [run.run_id] })).status, 204, 'a run that already ended is found')
+  t.equal((await client.runs.get(thread.thread_id, run.run_id)).status, 'success', 'and left as it was')
+
+  for (const [what, body, query] of [
+    ['an unknown status', { status: 'done' }, ''],
+    ['run ids that are not UUIDs', { thread_id: thread.thread_id, run_ids: ['x'] }, ''],
+    ['an unknown action', { status: 'all' }, '?action=stop'],
+  ] as const) {
+    const res = await raw('POST', `/runs/cancel${query}`, body)
+    t.equal(res.status, 422, what)
+    t.ok(Array.isArray(JSON.parse(res.text).detail), `${what}: a validation error list`)
+  }
 })
 
 // ---- POST /threads/prune -----------------------------------------------------------------------
@@ -197,6 +266,29 @@ t.test('a thread whose supersteps record an input shows the pending input and th
     await t.rejects(client.threads.create({ threadId: id, graphId: 'agent', supersteps: supersteps as never }), refused(400, { detail }), what)
     await t.rejects(client.threads.get(id), refused(404, { detail: `Thread with ID ${id} not found` }), `${what}: no thread is left behind`)
   }
+})
+
+// ---- runs.joinStream stream_mode ---------------------------------------------------------------
+
+t.test('runs.joinStream with streamMode sends only those modes\' events (and the run\'s own metadata), live and replayed', async (t) => {
+  const { client, clock } = await serve(t)
+  const thread = await client.threads.create()
+  const waiting = someoneWaitsOn(clock)
+  const run = await client.runs.create(thread.thread_id, 'pipeline', { input: say('topic'), streamMode: ['values', 'updates', 'custom'] })
+  await waiting
+  const live = collect(client.runs.joinStream(thread.thread_id, run.run_id, { streamMode: ['updates'] })) as Promise<Part[]>
+  const everything = collect(client.runs.joinStream(thread.thread_id, run.run_id)) as Promise<Part[]>
+  await runClockUntil(clock, async () => (await client.runs.get(thread.thread_id, run.run_id)).status === 'success', 'the pipeline run succeeds')
+  const all = await everything
+  t.same(new Set(all.map((p) => p.event)), new Set(['metadata', 'values', 'updates', 'custom']), 'without streamMode: every event')
+  const updates = await live
+  t.same(updates.map((p) => p.event), ['metadata', 'updates', 'updates', 'updates'])
+  t.same(updates, all.filter((p) => p.event === 'metadata' || p.event === 'updates'), 'the same events, ids and data as the whole stream')
+
+  const replayed = await collect(client.runs.joinStream(thread.thread_id, run.run_id, { streamMode: ['custom', 'values'], lastEventId: '-1' })) as Part[]
+  t.same(replayed, all.filter((p) => ['metadata', 'custom', 'values'].includes(p.event)), 'several modes, replayed from the start')
+  const none = await collect(client.runs.joinStream(thread.thread_id, run.run_id, { streamMode: ['messages-tuple'], lastEventId: '-1' })) as Part[]
+  t.same(none.map((p) => p.event), ['metadata'], 'a mode the run did not stream sends nothing of it')
 })
 
 // ---- run bodies: durability, checkpoint_during, context ----------------------------------------

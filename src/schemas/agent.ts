@@ -240,7 +240,17 @@ export const CancelQuery = Type.Object({
 })
 export const JoinStreamQuery = Type.Object({
   cancel_on_disconnect: Type.Optional(Type.Boolean({ default: false })),
-  stream_mode: opt(Any()),
+  /** Only these modes' events (repeat the parameter for several); absent: all the run's events. */
+  stream_mode: Type.Optional(Type.Array(Type.String())),
+})
+/** `POST /runs/cancel`: runs of one thread by id, or every run with a status (`all`: pending and running). */
+export const RunsCancel = Type.Object({
+  thread_id: opt(Uuid()),
+  run_ids: opt(Type.Array(Uuid())),
+  status: opt(StringEnum(['pending', 'running', 'all'])),
+})
+export const CancelManyQuery = Type.Object({
+  action: Type.Optional(StringEnum(['interrupt', 'rollback'], { default: 'interrupt' })),
 })
 export const LastEventIdHeader = Type.Object({ 'last-event-id': Type.Optional(Type.Integer({ minimum: -1 })) })
 

@@ -97,6 +97,7 @@ export class RunRepository {
         ORDER BY r.seq DESC LIMIT @limit OFFSET @offset`),
       active: db.prepare<[number], RunRow>(`${RUN} WHERE r.thread_seq = ? AND r.status IN (${ACTIVE_SQL}) ORDER BY r.seq`),
       allActive: db.prepare<[], RunRow>(`${RUN} WHERE r.status IN (${ACTIVE_SQL}) ORDER BY r.seq`),
+      withStatus: db.prepare<[string, string], RunRow>(`${RUN} WHERE r.scope = ? AND r.status IN (SELECT value FROM json_each(?)) ORDER BY r.seq`),
       nextOnThread: db.prepare<[number, number], RunRow>(`${RUN} WHERE r.thread_seq = ? AND r.seq > ? ORDER BY r.seq LIMIT 1`),
       setStatus: db.prepare('UPDATE runs SET status = ?, updated_at = ? WHERE seq = ?'),
       delete: db.prepare('DELETE FROM runs WHERE seq = ?'),
@@ -149,12 +150,12 @@ export class RunRepository {
     return this.#sql.list.all({ thread: threadSeq, status: options.status ?? null, limit: options.limit, offset: options.offset }).map(toRun)
   }
 
-  /** Pending and running runs of a thread, oldest first. */
   /** The thread's newest run. */
   latest(threadSeq: number): Run | undefined {
     return this.list(threadSeq, { limit: 1, offset: 0 })[0]
   }
 
+  /** Pending and running runs of a thread, oldest first. */
   active(threadSeq: number): Run[] {
     return this.#sql.active.all(threadSeq).map(toRun)
   }
@@ -168,6 +169,11 @@ export class RunRepository {
   /** Every pending or running run (what was in flight when hangar last stopped). */
   allActive(): Run[] {
     return this.#sql.allActive.all().map(toRun)
+  }
+
+  /** The scope's runs (on any thread, temporary ones too) whose status is one of `statuses`, oldest first. */
+  withStatus(scope: string, statuses: readonly RunStatus[]): Run[] {
+    return this.#sql.withStatus.all(scope, JSON.stringify(statuses)).map(toRun)
   }
 
   setStatus(run: Run, status: RunStatus): void {
