@@ -244,7 +244,7 @@ t.test('an input that writes nothing sends no first values event but still runs 
   const clock = Clock.manual()
   const timed = await drive(clock, engine.run(request(clock, { input: { unknown: 1 } })))
   t.same(emits(timed).map((e) => e.event), ['messages', 'updates', 'values'])
-  t.same(checkpoints(timed)[1].values, {}, 'undeclared keys are ignored')
+  t.same(checkpoints(timed)[1].values, { messages: [] }, 'undeclared keys are ignored; the list channel starts empty')
 })
 
 t.test('the pipeline graph reports progress per node, one second apart, then streams its summary', async (t) => {
@@ -635,7 +635,7 @@ t.test('a node that writes nothing updates as null', async (t) => {
   const dir = t.testdir({ 'g.json': graphFile({ nodes: [{ name: 'quiet', steps: [{ wait_ms: 10 }] }] }) })
   const clock = Clock.manual()
   const timed = await drive(clock, createEngine(dir).run(request(clock, { graphId: 'g', input: {} })))
-  t.same(emits(timed), [{ event: 'updates', data: { quiet: null } }, { event: 'values', data: {} }])
+  t.same(emits(timed), [{ event: 'updates', data: { quiet: null } }, { event: 'values', data: { messages: [] } }])
   t.equal(timed.at(-1)!.at, 50, 'the wait was on the clock')
 })
 
@@ -660,7 +660,7 @@ t.test('an invalid graph fixture stops loading with one line naming the file and
   fixtureError(t, { graph_id: 'g', nodes: [{ name: 'n', steps: [{ reply: { text: 'hi' } }] }] },
     "nodes[0].steps[0].reply: a reply needs the state key 'messages' with the reducer 'messages'")
   fixtureError(t, { graph_id: 'g', state: { messages: 'messages' }, nodes: [{ name: 'n', steps: [{ reply: { text: '{{state.nope}}' } }] }] },
-    "nodes[0].steps[0].reply.text: unknown template '{{state.nope}}' (use {{last_human}} or {{state.<key>}})")
+    "nodes[0].steps[0].reply.text: unknown template '{{state.nope}}' (use {{last_human}}, {{state.<key>}} or {{context.<key>}})")
   fixtureError(t, { graph_id: 'g', state: { a: 'replace' }, nodes: [{ name: 'n', steps: [
     { interrupt: { value: 1, resume_key: 'a' } }, { interrupt: { value: 2, resume_key: 'a' } }] }] },
     'nodes[0].steps[1].interrupt: a node holds at most one interrupt (put the next one in its own node)')

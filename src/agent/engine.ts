@@ -36,50 +36,61 @@ export function createEngine(graphsDir: string, options: EngineOptions = {}): Gr
     run: (request) => runGraph(byId.get(request.graphId), request),
     updateState: (graphId, current, values, asNode) => {
       const id = checkpointId(current.step, clock.now(), current.checkpointId)
-      return updateState(graphId === null ? undefined : byId.get(graphId), graphId, current, values, asNode, id)
+      return superstep(graphId === null ? undefined : byId.get(graphId), graphId, current, [{ values, asNode }], id)
+    },
+    applySuperstep: (graphId, current, updates) => {
+      const id = checkpointId(current.step, clock.now(), current.checkpointId)
+      return superstep(graphId === null ? undefined : byId.get(graphId), graphId, current, updates, id)
     },
   }
 }
 
 /**
- * `POST /threads/{id}/state`: `values` (an update, a list of updates, or null) written as if
- * `asNode` had returned them, so `next` is that node's successor (`__start__`: the first node;
- * none given, or the last node: nothing). Throws a GraphError for an unknown node or an update the
- * reducers refuse.
+ * One superstep of state updates (`POST /threads/{id}/state` is a superstep of one update; a
+ * thread's `supersteps` are several): each update's `values` (an update, a list of updates, or
+ * null) written as if its node `asNode` had returned them, all in one checkpoint whose `next` is
+ * the nodes' successors (`__start__`: the first node; none given, or the last node: nothing).
+ * `__input__` records an input instead, as a run's first step does: an `input` checkpoint with the
+ * state unchanged and the input pending for `__start__`; it must be its superstep's only update.
+ * Throws a GraphError for an unknown node or an update the reducers refuse.
  */
-function updateState(
+function superstep(
   graph: Graph | undefined,
   graphId: string | null,
   current: { values: State | null; checkpointId: string | null; step: number },
-  values: unknown,
-  asNode: string | null,
+  updates: { values: unknown; asNode: string | null }[],
   checkpointId: string,
 ): CheckpointRecord {
+  if (updates.length === 0) throw new GraphError('InvalidUpdateError', 'A superstep needs at least one update')
+  const metadata = graphId === null ? {} : { graph_id: graphId }
+  const base = { id: checkpointId, parentId: current.checkpointId, step: current.step, metadata }
+  const input = updates.find((u) => u.asNode === '__input__')
+  if (input) {
+    if (updates.length > 1) throw new GraphError('InvalidUpdateError', 'An __input__ update must be the only update of its superstep')
+    if (input.values == null) throw new GraphError('InvalidUpdateError', 'An __input__ update needs values: the input')
+    return makeCheckpoint({ ...base, source: 'input', values: structuredClone(current.values ?? {}), next: ['__start__'], writes: { __start__: input.values } })
+  }
   const channels = graph ? channelsOf(graph) : DEFAULT_CHANNELS
   const names = graph?.nodes.map((n) => n.name) ?? []
-  let next: string[] = []
-  if (asNode === '__start__') next = names.slice(0, 1)
-  else if (asNode !== null && asNode !== '__end__' && graph) {
-    const index = names.indexOf(asNode)
-    if (index < 0) throw new GraphError('InvalidUpdateError', `Node ${asNode} does not exist`)
-    next = names.slice(index + 1, index + 2)
-  }
   let state = current.values ? structuredClone(current.values) : graph ? initialState(channels) : {}
-  const writes: Record<string, unknown> = {}
-  for (const update of Array.isArray(values) ? values : [values]) {
-    const normalized = normalizeUpdate(channels, update)
-    state = applyWrites(channels, state, normalized)
-    foldWrites(channels, writes, normalized)
+  const next = new Set<string>()
+  const written: Record<string, Record<string, unknown>> = {}
+  for (const { values, asNode } of updates) {
+    if (asNode === '__start__') names.slice(0, 1).forEach((n) => next.add(n))
+    else if (asNode !== null && asNode !== '__end__' && graph) {
+      const index = names.indexOf(asNode)
+      if (index < 0) throw new GraphError('InvalidUpdateError', `Node ${asNode} does not exist`)
+      names.slice(index + 1, index + 2).forEach((n) => next.add(n))
+    }
+    const writer = asNode ?? names.at(-1) ?? '__start__'
+    written[writer] ??= {}
+    for (const update of Array.isArray(values) ? values : [values]) {
+      const normalized = normalizeUpdate(channels, update)
+      state = applyWrites(channels, state, normalized)
+      foldWrites(channels, written[writer], normalized)
+    }
   }
-  const writer = asNode ?? names.at(-1) ?? '__start__'
-  return makeCheckpoint({
-    id: checkpointId,
-    parentId: current.checkpointId,
-    source: 'update',
-    step: current.step,
-    values: state,
-    next,
-    writes: { [writer]: Object.keys(writes).length > 0 ? writes : null },
-    metadata: graphId === null ? {} : { graph_id: graphId },
-  })
+  const writes = Object.fromEntries(Object.entries(written).map(([node, w]) => [node, Object.keys(w).length > 0 ? w : null]))
+  const order = (n: string) => names.indexOf(n)
+  return makeCheckpoint({ ...base, source: 'update', values: state, next: [...next].sort((a, b) => order(a) - order(b)), writes })
 }

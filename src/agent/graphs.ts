@@ -154,7 +154,7 @@ function checkGraph(graph: Graph, fail: (loc: Loc, msg: string) => never): void 
   }
   const templates = (value: unknown, loc: Loc) => {
     const [unknown] = unknownTemplates(value, keys)
-    if (unknown !== undefined) fail(loc, `unknown template '{{${unknown}}}' (use {{last_human}} or {{state.<key>}})`)
+    if (unknown !== undefined) fail(loc, `unknown template '{{${unknown}}}' (use {{last_human}}, {{state.<key>}} or {{context.<key>}})`)
   }
   if (graph.nodes.length === 0) fail(['nodes'], 'a graph needs at least one node')
   graph.nodes.forEach((node, n) => {

@@ -66,14 +66,14 @@ export async function* playNode(node: GraphNode, task: TaskView, context: NodeCo
         const message = yield* reply(step.reply, task, state, context, wait)
         write({ messages: [message] })
         streamed.add(message.id as string)
-      } else if (step.update !== undefined) write(renderValue(step.update, state))
-      else if (Object.hasOwn(step, 'custom')) yield* emit(context.modes.custom(renderValue(step.custom, state)))
+      } else if (step.update !== undefined) write(renderValue(step.update, state, request.context))
+      else if (Object.hasOwn(step, 'custom')) yield* emit(context.modes.custom(renderValue(step.custom, state, request.context)))
       else if (step.wait_ms !== undefined) await wait(step.wait_ms)
       else if (step.interrupt) {
-        if (!context.resume) return { kind: 'interrupt', value: renderValue(step.interrupt.value, state) }
+        if (!context.resume) return { kind: 'interrupt', value: renderValue(step.interrupt.value, state, request.context) }
         write({ [step.interrupt.resume_key]: context.resume.value })
       } else if (step.fail && holds(step.fail.when, state, request.config)) {
-        return { kind: 'fail', error: new GraphError(step.fail.error ?? 'Error', renderText(step.fail.message, state)) }
+        return { kind: 'fail', error: new GraphError(step.fail.error ?? 'Error', renderText(step.fail.message, state, request.context)) }
       }
     }
   } catch (error) {
@@ -96,7 +96,7 @@ async function* reply(
   wait: (ms: number) => Promise<void>,
 ): AsyncGenerator<EngineOutput, Message> {
   const id = `run-${uuid7({ msecs: request.clock.now() })}`
-  const text = renderText(spec.text, state)
+  const text = renderText(spec.text, state, request.context)
   const history = state.messages ?? []
   const delay = spec.token_delay_ms ?? 0
   yield* emit(modes.replyStart(task, id, history))

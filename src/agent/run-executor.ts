@@ -303,6 +303,7 @@ export class RunExecutor {
         input: run.kwargs.input,
         command: (run.kwargs.command as never) ?? null,
         config,
+        context: run.kwargs.context,
         streamModes: run.kwargs.stream_mode,
         protocol: !run.kwargs.temporary,
         subgraphs: run.kwargs.subgraphs,

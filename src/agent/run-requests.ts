@@ -46,20 +46,38 @@ export function headerConfig(headers: RequestContext['headers']): Record<string,
   return copied
 }
 
-/** The settings a run keeps from its request (what `/runs/{id}` shows as `kwargs`). */
-export function runSettings(body: RunCreate, headers: RequestContext['headers'], threadless: boolean): RunKwargs {
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+const configurableOf = (config: Record<string, unknown> | null | undefined) => (isObject(config?.configurable) ? config.configurable : {})
+
+/**
+ * The settings a run keeps from its request (what `/runs/{id}` shows as `kwargs`). `inherited` is
+ * what it takes from its thread and assistant, as the real server merges them: the `configurable`
+ * the thread kept from earlier runs, and the assistant's `context` under the request's.
+ */
+export function runSettings(
+  body: RunCreate,
+  headers: RequestContext['headers'],
+  threadless: boolean,
+  inherited: { configurable?: Record<string, unknown>; context?: unknown } = {},
+): RunKwargs {
   const modes = body.stream_mode == null ? ['values'] : Array.isArray(body.stream_mode) ? body.stream_mode : [body.stream_mode]
   const feedbackKeys = body.feedback_keys == null ? null : [body.feedback_keys].flat()
   const config = { ...(body.config ?? {}) } as Record<string, unknown>
   // The checkpoint a run starts from, given as `checkpoint_id` or `checkpoint: {checkpoint_id}`.
   const named = body.checkpoint_id ?? (typeof body.checkpoint?.checkpoint_id === 'string' ? body.checkpoint.checkpoint_id : null)
-  config.configurable = { ...(config.configurable as object | undefined), ...headerConfig(headers), ...(named ? { checkpoint_id: named } : {}) }
+  config.configurable = {
+    ...inherited.configurable,
+    ...configurableOf(body.config),
+    ...headerConfig(headers),
+    ...(named ? { checkpoint_id: named } : {}),
+  }
+  const durability = body.durability ?? (body.checkpoint_during == null ? null : body.checkpoint_during ? 'async' : 'exit')
   return {
     input: body.input ?? null,
     // Only the command fields the client gave (the validator fills absent ones with null).
     command: body.command ? Object.fromEntries(Object.entries(body.command).filter(([, v]) => v !== null)) : null,
     config,
-    context: body.context ?? {},
+    context: mergeContext(inherited.context, body.context),
     stream_mode: modes.length > 0 ? modes : ['values'],
     subgraphs: body.stream_subgraphs ?? false,
     resumable: body.stream_resumable ?? false,
@@ -69,7 +87,30 @@ export function runSettings(body: RunCreate, headers: RequestContext['headers'],
     on_disconnect: body.on_disconnect ?? null,
     after_seconds: body.after_seconds ?? null,
     temporary: threadless && (body.on_completion ?? 'delete') === 'delete',
+    ...(durability === null ? {} : { durability }),
   }
+}
+
+/** The run's context: the request's keys over the assistant's (an assistant context that is not an object wins whole). */
+function mergeContext(assistantContext: unknown, requested: unknown): unknown {
+  if (assistantContext != null && !isObject(assistantContext)) return assistantContext
+  return { ...(assistantContext as object | null | undefined), ...(isObject(requested) ? requested : {}) }
+}
+
+/**
+ * The config a thread keeps after a run is created on it (GET /threads/{id} shows it): the
+ * assistant's, then what the thread kept, then the run's, `configurable` merged key by key. A
+ * thread that is busy keeps its config (the run only queues). The real JS server also keeps a
+ * run's `checkpoint_id`, so that every later run forks from that checkpoint again; hangar does not.
+ */
+export function threadConfigAfter(thread: Thread, assistant: Assistant, run: RunKwargs): Record<string, unknown> {
+  if (thread.status === 'busy') return thread.config ?? {}
+  const { checkpoint_id: _fork, ...configurable } = {
+    ...configurableOf(assistant.config),
+    ...configurableOf(thread.config),
+    ...configurableOf(run.config),
+  }
+  return { ...assistant.config, ...thread.config, ...run.config, configurable }
 }
 
 export class RunRequests {
@@ -126,9 +167,11 @@ export class RunRequests {
       if (!thread) throw threadNotFound(threadId)
     }
     thread = threads.patchMetadata(thread, { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id })
+    const kwargs = { ...runSettings(body, context.headers, threadId === null, { configurable: configurableOf(thread.config), context: assistant.context }), ...extra }
+    threads.setConfig(thread, threadConfigAfter(thread, assistant, kwargs))
     return executor.create(context.scope, thread, uuid7({ msecs: clock.now() }), {
       assistant,
-      kwargs: { ...runSettings(body, context.headers, threadId === null), ...extra },
+      kwargs,
       metadata: { ...assistant.metadata, ...thread.metadata, ...(body.metadata ?? {}) },
       strategy: (body.multitask_strategy ?? 'reject') as MultitaskStrategy,
       publicBase: context.publicBase,

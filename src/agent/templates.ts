@@ -1,5 +1,6 @@
-// The templating of graph fixtures: `{{last_human}}` (the text of the last human message) and
-// `{{state.<key>}}` (a state value). In a text, a value is inserted as text (non-strings as
+// The templating of graph fixtures: `{{last_human}}` (the text of the last human message),
+// `{{state.<key>}}` (a state value) and `{{context.<key>}}` (a value of the run's context, as
+// the client sent it in the run's `context`). In a text, a value is inserted as text (non-strings as
 // JSON); a string that is nothing but one template stands for the raw value itself, so
 // `{"copy": "{{state.answer}}"}` copies the answer whatever its type.
 
@@ -9,13 +10,14 @@ import type { State } from './types.js'
 const TEMPLATE = /\{\{\s*([^{}]*?)\s*\}\}/g
 const WHOLE = /^\{\{\s*([^{}]*?)\s*\}\}$/
 
-/** The names a fixture uses that are not `last_human` or `state.<one of stateKeys>`. */
+/** The names a fixture uses that are not `last_human`, `state.<one of stateKeys>` or `context.<any key>`. */
 export function unknownTemplates(value: unknown, stateKeys: string[]): string[] {
   const unknown: string[] = []
   walkStrings(value, (text) => {
     for (const [, name] of text.matchAll(TEMPLATE)) {
       if (name === 'last_human') continue
       if (name.startsWith('state.') && stateKeys.includes(name.slice('state.'.length))) continue
+      if (name.startsWith('context.') && name.length > 'context.'.length) continue
       unknown.push(name)
     }
   })
@@ -28,28 +30,34 @@ function walkStrings(value: unknown, visit: (text: string) => void): void {
   else if (typeof value === 'object' && value !== null) Object.values(value).forEach((v) => walkStrings(v, visit))
 }
 
-function lookup(name: string, state: State): unknown {
+/** A run's context: what the client sent as `context` (merged over its assistant's). */
+export type TemplateContext = unknown
+
+function lookup(name: string, state: State, context: TemplateContext): unknown {
   if (name === 'last_human') return lastHumanText(state.messages)
+  if (name.startsWith('context.')) {
+    return typeof context === 'object' && context !== null ? (context as Record<string, unknown>)[name.slice('context.'.length)] : undefined
+  }
   return state[name.slice('state.'.length)]
 }
 
 const asText = (value: unknown) => (value === undefined || value === null ? '' : typeof value === 'string' ? value : JSON.stringify(value))
 
 /** A text with every template replaced by its value as text. */
-export function renderText(text: string, state: State): string {
-  return text.replace(TEMPLATE, (_, name: string) => asText(lookup(name, state)))
+export function renderText(text: string, state: State, context?: TemplateContext): string {
+  return text.replace(TEMPLATE, (_, name: string) => asText(lookup(name, state, context)))
 }
 
 /** Any JSON value with the templates of its strings rendered (a lone template keeps the value's type). */
-export function renderValue(value: unknown, state: State): unknown {
+export function renderValue(value: unknown, state: State, context?: TemplateContext): unknown {
   if (typeof value === 'string') {
     const whole = WHOLE.exec(value)
-    if (whole) return structuredClone(lookup(whole[1], state) ?? null)
-    return renderText(value, state)
+    if (whole) return structuredClone(lookup(whole[1], state, context) ?? null)
+    return renderText(value, state, context)
   }
-  if (Array.isArray(value)) return value.map((v) => renderValue(v, state))
+  if (Array.isArray(value)) return value.map((v) => renderValue(v, state, context))
   if (typeof value === 'object' && value !== null) {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renderValue(v, state)]))
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renderValue(v, state, context)]))
   }
   return value
 }

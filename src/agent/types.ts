@@ -96,6 +96,8 @@ export interface RunRequest {
   command: Command | null
   /** The run's config (with `configurable`), as given by the client plus the ids below. */
   config: Record<string, unknown>
+  /** The run's runtime context (its `context`, over its assistant's): `{{context.<key>}}` in templates. */
+  context?: unknown
   streamModes: string[]
   /** Whether to also yield the session protocol's events (runs on a thread: its log records them). */
   protocol: boolean
@@ -163,5 +165,14 @@ export interface GraphEngine {
     current: { values: State | null; checkpointId: string | null; step: number },
     values: unknown,
     asNode: string | null,
+  ): CheckpointRecord
+  /**
+   * One superstep of a thread's `supersteps`: several updates in one checkpoint, each as if its
+   * node had returned it; `__input__` records an input (see engine.ts). Returns the checkpoint to store.
+   */
+  applySuperstep(
+    graphId: string | null,
+    current: { values: State | null; checkpointId: string | null; step: number },
+    updates: { values: unknown; asNode: string | null }[],
   ): CheckpointRecord
 }

@@ -2,13 +2,14 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import type { FaultInjector } from '../admin/faults.js'
+import { joinSends } from '../agent/event-modes.js'
 import type { RunExecutor } from '../agent/run-executor.js'
 import { threadNotFound, type RequestContext, type RunRequests } from '../agent/run-requests.js'
 import type { Config } from '../config.js'
 import { ApiError } from '../errors.js'
 import { AnyDict, errorResponses } from '../schemas/common.js'
-import { CancelQuery, JoinStreamQuery, LastEventIdHeader, Run, RunCreate, RunListQuery, RunParams, ThreadParams } from '../schemas/agent.js'
-import type { Run as RunRecord, RunRepository } from '../store/runs.js'
+import { CancelManyQuery, CancelQuery, JoinStreamQuery, RunsCancel, LastEventIdHeader, Run, RunCreate, RunListQuery, RunParams, ThreadParams } from '../schemas/agent.js'
+import { ACTIVE_RUN_STATUSES, type Run as RunRecord, type RunRepository } from '../store/runs.js'
 import type { Thread, ThreadRepository } from '../store/threads.js'
 import { SseWriter, type OpenStreams } from '../sse/writer.js'
 import { publicBase } from '../public-url.js'
@@ -57,7 +58,11 @@ export const runRoutes: FastifyPluginAsyncTypebox<RunRoutesOptions> = async (app
    * Streams a run's events over SSE, from after `afterIdx`, then live until it ends. A client
    * that leaves stops only its own stream, unless it asked to cancel the run on disconnect.
    */
-  const stream = async (reply: FastifyReply, run: RunRecord, o: { afterIdx: number; headers: Record<string, string>; cancelOnDisconnect: boolean; ids: boolean }) => {
+  const stream = async (
+    reply: FastifyReply,
+    run: RunRecord,
+    o: { afterIdx: number; headers: Record<string, string>; cancelOnDisconnect: boolean; ids: boolean; modes?: string[] },
+  ) => {
     const dropAfter = options.faults.dropAfter(reply.request)
     reply.hijack()
     const writer = new SseWriter(reply.raw, { heartbeatMs: options.config.heartbeatMs, headers: { ...reply.getHeaders(), ...o.headers } as never })
@@ -66,6 +71,7 @@ export const runRoutes: FastifyPluginAsyncTypebox<RunRoutesOptions> = async (app
       if (dropAfter === 0) writer.drop()
       let sent = 0
       for await (const event of executor.events(run, o.afterIdx, writer.signal)) {
+        if (!joinSends(event.event, o.modes)) continue
         if (!(await writer.send(o.ids ? event : { event: event.event, data: event.data }))) break
         if (++sent === dropAfter) {
           writer.drop()
@@ -146,7 +152,13 @@ export const runRoutes: FastifyPluginAsyncTypebox<RunRoutesOptions> = async (app
     const lastEventId = typeof header === 'string' ? Number(header) : undefined
     // With Last-Event-ID: what came after it. Without: a running run from its start; a finished one has nothing more to say.
     const afterIdx = lastEventId ?? (executor.isLive(run) ? -1 : Number.MAX_SAFE_INTEGER)
-    await stream(reply, run, { afterIdx, headers: { location: `${runLocation(run)}/stream` }, cancelOnDisconnect: request.query.cancel_on_disconnect ?? false, ids: true })
+    await stream(reply, run, {
+      afterIdx,
+      headers: { location: `${runLocation(run)}/stream` },
+      cancelOnDisconnect: request.query.cancel_on_disconnect ?? false,
+      ids: true,
+      modes: request.query.stream_mode,
+    })
   })
 
   app.post('/threads/:thread_id/runs/:run_id/cancel', {
@@ -156,6 +168,25 @@ export const runRoutes: FastifyPluginAsyncTypebox<RunRoutesOptions> = async (app
     executor.cancel(run, request.query.action ?? 'interrupt')
     if (!request.query.wait) return reply.code(202).send(null)
     await executor.join(run)
+    return reply.code(204).send(null)
+  })
+
+  app.post('/runs/cancel', {
+    schema: { tags, summary: 'Cancel Runs', querystring: CancelManyQuery, body: RunsCancel, response: { 204: noContent[204], ...errorResponses(404, 422) } },
+  }, async (request, reply) => {
+    const { thread_id: threadId, run_ids: runIds, status } = request.body
+    let found: RunRecord[]
+    if (status != null) {
+      if (threadId != null || runIds != null) throw new ApiError(422, "Cannot specify 'thread_id' or 'run_ids' when using 'status'")
+      found = runs.withStatus(request.agentScope, status === 'all' ? ACTIVE_RUN_STATUSES : [status])
+    } else {
+      if (threadId == null || runIds == null) throw new ApiError(422, "Must provide either a status or both 'thread_id' and 'run_ids'")
+      const thread = threads.get(request.agentScope, threadId)
+      found = thread ? runIds.flatMap((id) => runs.get(thread.seq, id) ?? []) : []
+    }
+    // Runs named by id that have already ended are found (and left as they are); none at all is a 404.
+    if (found.length === 0) throw ApiError.notFound('No runs found to cancel.')
+    for (const run of found) executor.cancel(run, request.query.action ?? 'interrupt')
     return reply.code(204).send(null)
   })
 

@@ -5,6 +5,7 @@ import type { RunExecutor } from '../agent/run-executor.js'
 import { threadNotFound } from '../agent/run-requests.js'
 import type { GraphEngine } from '../agent/types.js'
 import { GraphError } from '../agent/engine.js'
+import { extractAll, extractProblems } from '../agent/thread-extract.js'
 import { ApiError } from '../errors.js'
 import { errorResponses } from '../schemas/common.js'
 import {
@@ -12,6 +13,7 @@ import {
   HistoryQuery,
   HistoryRequest,
   StateCheckpointQuery,
+  StatePatch,
   StateUpdate,
   StateUpdateResult,
   SubgraphsQuery,
@@ -20,6 +22,8 @@ import {
   ThreadCreate,
   ThreadParams,
   ThreadPatch,
+  ThreadPrune,
+  ThreadPruneResult,
   ThreadSearch,
   ThreadState,
 } from '../schemas/agent.js'
@@ -75,21 +79,23 @@ export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = asyn
     return thread
   }
   /**
-   * A state update goes through the thread's graph (the one it last ran, or named in its metadata),
-   * on the latest checkpoint or the one named (`base`): the new checkpoint is its child.
+   * A state update goes through the thread's graph (the one it last ran, or named in its metadata):
+   * one superstep of updates, each as if its node had returned it, in one checkpoint — a child of
+   * the latest checkpoint or of the one named (`base`).
    */
-  const applyUpdate = (thread: ThreadRecord, values: unknown, asNode: string | null, base: string | null = null) => {
+  const applyUpdate = (thread: ThreadRecord, updates: { values: unknown; asNode: string | null }[], base: string | null = null) => {
     const graphId = typeof thread.metadata.graph_id === 'string' ? thread.metadata.graph_id : null
     if (graphId === null && thread.values === null) throw ApiError.badRequest(`Thread ${thread.thread_id} has no graph ID`)
     const latest = base === null ? threads.latestCheckpoint(thread) : threads.checkpoint(thread, base)
+    // Steps go on from the latest checkpoint; on a new thread an input is step -1, an update step 0 (as LangGraph counts).
+    const firstStep = updates.some((u) => u.asNode === '__input__') ? -1 : 0
     let checkpoint
     try {
-      checkpoint = engine.updateState(graphId, {
+      checkpoint = engine.applySuperstep(graphId, {
         values: latest?.values ?? null,
         checkpointId: latest?.checkpoint_id ?? null,
-        // The first update of a thread is step 0, as LangGraph numbers it (one past the −1 of no checkpoint).
-        step: Number(latest?.metadata.step ?? -1) + 1,
-      }, values, asNode)
+        step: latest ? Number(latest.metadata.step ?? -1) + 1 : firstStep,
+      }, updates)
     } catch (error) {
       // An update the graph refuses (an unknown node, a message to remove that is not there) is the client's.
       if (error instanceof GraphError) throw ApiError.badRequest(error.message)
@@ -114,7 +120,7 @@ export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = asyn
     const thread = options.transaction(() => {
       const created = threads.create(request.agentScope, id, body.metadata ?? {})
       for (const superstep of body.supersteps ?? []) {
-        for (const update of superstep.updates) applyUpdate(threads.bySeq(created.seq)!, update.values ?? update.command?.update ?? null, update.as_node)
+        applyUpdate(threads.bySeq(created.seq)!, superstep.updates.map((u) => ({ values: u.values ?? u.command?.update ?? null, asNode: u.as_node })))
       }
       return threads.bySeq(created.seq)!
     })
@@ -122,14 +128,36 @@ export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = asyn
   })
 
   app.post('/threads/search', {
-    schema: { tags, summary: 'Search Threads', body: ThreadSearch, response: { 200: Type.Array(Type.Unknown(), { description: 'Threads (only the selected fields with select)' }), ...errorResponses(422) } },
+    schema: { tags, summary: 'Search Threads', body: ThreadSearch, response: { 200: Type.Array(Type.Unknown(), { description: 'Threads (only the selected fields with select; `extracted` with extract)' }), ...errorResponses(422) } },
   }, async (request, reply) => {
     const q = request.body ?? {}
+    const extract = q.extract ?? null
+    const problems = extract ? extractProblems(extract) : []
+    if (problems.length > 0) throw ApiError.validation(problems)
     const offset = q.offset ?? 0
     const found = threads.search(request.agentScope, { ids: q.ids, metadata: q.metadata, values: q.values, status: q.status }, {
       sortBy: q.sort_by ?? 'created_at', order: q.sort_order ?? 'desc', limit: q.limit ?? 10, offset,
     })
-    return sendPage(reply, { items: found.threads.map(presentThread), total: found.total, offset, select: q.select })
+    const presented = found.threads.map(presentThread)
+    const page = sendPage(reply, { items: presented, total: found.total, offset, select: q.select })
+    return extract ? page.map((thread, i) => ({ ...thread, extracted: extractAll(presented[i], extract) })) : page
+  })
+
+  app.post('/threads/prune', {
+    schema: { tags, summary: 'Prune Threads', body: ThreadPrune, response: { 200: ThreadPruneResult, ...errorResponses(422) } },
+  }, async (request) => {
+    // `delete` removes each thread as DELETE /threads/{id} does; `keep_latest` keeps its latest checkpoint only. Unknown ids are skipped.
+    let pruned = 0
+    for (const id of new Set(request.body.thread_ids)) {
+      const thread = threads.get(request.agentScope, id)
+      if (!thread) continue
+      if ((request.body.strategy ?? 'delete') === 'delete') {
+        await executor.cancelThread(thread)
+        threads.delete(thread)
+      } else threads.keepLatestCheckpoint(thread)
+      pruned++
+    }
+    return { pruned_count: pruned }
   })
 
   app.post('/threads/count', {
@@ -179,8 +207,19 @@ export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = asyn
     if (runs.active(thread.seq).length > 0) throw ApiError.conflict('Thread is busy')
     const { body } = request
     const named = body.checkpoint_id ?? (typeof body.checkpoint?.checkpoint_id === 'string' ? body.checkpoint.checkpoint_id : null)
-    const checkpoint = applyUpdate(thread, body.values ?? null, body.as_node ?? null, named)
+    const checkpoint = applyUpdate(thread, [{ values: body.values ?? null, asNode: body.as_node ?? null }], named)
     return { checkpoint: { thread_id: thread.thread_id, checkpoint_ns: '', checkpoint_id: checkpoint.checkpoint_id } }
+  })
+
+  app.patch('/threads/:thread_id/state', {
+    schema: { tags, summary: 'Patch Thread State', params: ThreadParams, body: StatePatch, response: { 204: noContent[204], ...errorResponses(404, 422) } },
+  }, async (request, reply) => {
+    const thread = find(request.agentScope, request.params.thread_id)
+    const wanted = request.body.checkpoint_id ?? request.body.checkpoint?.checkpoint_id
+    const checkpoint = typeof wanted === 'string' ? threads.checkpoint(thread, wanted) : threads.latestCheckpoint(thread)
+    if (!checkpoint) throw ApiError.notFound(typeof wanted === 'string' ? `Checkpoint ${wanted} not found` : `Thread ${thread.thread_id} has no checkpoint`)
+    threads.patchCheckpointMetadata(thread, checkpoint, request.body.metadata)
+    return reply.code(204).send(null)
   })
 
   app.get('/threads/:thread_id/state/:checkpoint_id', {

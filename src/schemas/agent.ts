@@ -3,7 +3,7 @@
 // of hangar, so a bad request is a FastAPI 422, as the hosted server answers.
 
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
-import { AnyDict, DateTime, Nullable, StringEnum, Uuid } from './common.js'
+import { AnyDict, DateTime, Dict, Nullable, StringEnum, Uuid } from './common.js'
 
 const opt = <T extends TSchema>(schema: T) => Type.Optional(Nullable(schema))
 const Any = () => Type.Unknown()
@@ -124,9 +124,22 @@ export const ThreadSearch = Nullable(Type.Object({
   sort_by: opt(StringEnum(['thread_id', 'status', 'created_at', 'updated_at', 'state_updated_at'])),
   sort_order: SortOrder,
   select: opt(Type.Array(Type.String())),
+  /** Alias → path into the thread (`values.messages[-1].content`); each found thread gets `extracted`. At most 10 (checked by the route). */
+  extract: opt(Dict(Type.String())),
 }))
 export const ThreadCount = Nullable(Type.Object({ metadata: opt(AnyDict()), values: opt(AnyDict()), status: opt(ThreadStatus) }))
 export const ThreadPatch = Type.Object({ metadata: AnyDict(), ttl: opt(Any()) })
+/** `PATCH /threads/{id}/state`: metadata merged into a checkpoint's (the latest, or the one named). */
+export const StatePatch = Type.Object({
+  metadata: AnyDict(),
+  checkpoint_id: opt(Type.String()),
+  checkpoint: opt(AnyDict()),
+})
+export const ThreadPrune = Type.Object({
+  thread_ids: Type.Array(Uuid()),
+  strategy: Type.Optional(StringEnum(['delete', 'keep_latest'], { default: 'delete' })),
+})
+export const ThreadPruneResult = Type.Object({ pruned_count: Type.Integer() }, { title: 'ThreadPruneResponse' })
 export const ThreadParams = Type.Object({ thread_id: Uuid({ title: 'Thread ID' }) })
 export const CheckpointParams = Type.Object({ thread_id: Uuid(), checkpoint_id: Type.String() })
 export const SubgraphsQuery = Type.Object({ subgraphs: Type.Optional(Type.Boolean({ default: false })) })
@@ -170,6 +183,8 @@ export const HistoryQuery = Type.Object({ limit: Type.Optional(Type.Integer({ mi
 
 // ---- runs -------------------------------------------------------------------------------------
 
+/** When a run's checkpoints are persisted (LangGraph's durability modes). */
+export const DURABILITIES = ['sync', 'async', 'exit'] as const
 export const RunStatus = StringEnum(['pending', 'running', 'error', 'success', 'timeout', 'interrupted'])
 export const Run = Type.Object(
   {
@@ -191,7 +206,7 @@ export const RunCreate = Type.Object({
   command: opt(Type.Object({ resume: opt(Any()), update: opt(Any()), goto: opt(Any()) })),
   metadata: opt(AnyDict()),
   config: opt(AnyDict()),
-  context: opt(Any()),
+  context: opt(AnyDict()),
   checkpoint_id: opt(Type.String()),
   checkpoint: opt(AnyDict()),
   stream_mode: opt(Type.Union([StreamMode, Type.Array(StreamMode)])),
@@ -207,8 +222,9 @@ export const RunCreate = Type.Object({
   on_disconnect: opt(StringEnum(['cancel', 'continue'])),
   on_completion: opt(StringEnum(['delete', 'keep'])),
   langsmith_tracer: opt(Any()),
+  /** Deprecated for `durability`: true is `async`, false is `exit`. */
   checkpoint_during: opt(Type.Boolean()),
-  durability: opt(Type.String()),
+  durability: opt(StringEnum(DURABILITIES)),
 })
 export type RunCreate = Static<typeof RunCreate>
 export const RunParams = Type.Object({ thread_id: Uuid(), run_id: Uuid() })
@@ -224,7 +240,17 @@ export const CancelQuery = Type.Object({
 })
 export const JoinStreamQuery = Type.Object({
   cancel_on_disconnect: Type.Optional(Type.Boolean({ default: false })),
-  stream_mode: opt(Any()),
+  /** Only these modes' events (repeat the parameter for several); absent: all the run's events. */
+  stream_mode: Type.Optional(Type.Array(Type.String())),
+})
+/** `POST /runs/cancel`: runs of one thread by id, or every run with a status (`all`: pending and running). */
+export const RunsCancel = Type.Object({
+  thread_id: opt(Uuid()),
+  run_ids: opt(Type.Array(Uuid())),
+  status: opt(StringEnum(['pending', 'running', 'all'])),
+})
+export const CancelManyQuery = Type.Object({
+  action: Type.Optional(StringEnum(['interrupt', 'rollback'], { default: 'interrupt' })),
 })
 export const LastEventIdHeader = Type.Object({ 'last-event-id': Type.Optional(Type.Integer({ minimum: -1 })) })
 

@@ -34,6 +34,8 @@ export type RunKwargs = {
   interrupt_after: unknown
   on_disconnect: string | null
   after_seconds: number | null
+  /** Given only when the client chose (`durability`, or the deprecated `checkpoint_during`). */
+  durability?: 'sync' | 'async' | 'exit'
   temporary: boolean
   /** Set on runs the session protocol started (the real server shows the same flag). */
   __protocol_stream_run?: true
@@ -95,6 +97,7 @@ export class RunRepository {
         ORDER BY r.seq DESC LIMIT @limit OFFSET @offset`),
       active: db.prepare<[number], RunRow>(`${RUN} WHERE r.thread_seq = ? AND r.status IN (${ACTIVE_SQL}) ORDER BY r.seq`),
       allActive: db.prepare<[], RunRow>(`${RUN} WHERE r.status IN (${ACTIVE_SQL}) ORDER BY r.seq`),
+      withStatus: db.prepare<[string, string], RunRow>(`${RUN} WHERE r.scope = ? AND r.status IN (SELECT value FROM json_each(?)) ORDER BY r.seq`),
       nextOnThread: db.prepare<[number, number], RunRow>(`${RUN} WHERE r.thread_seq = ? AND r.seq > ? ORDER BY r.seq LIMIT 1`),
       setStatus: db.prepare('UPDATE runs SET status = ?, updated_at = ? WHERE seq = ?'),
       delete: db.prepare('DELETE FROM runs WHERE seq = ?'),
@@ -166,6 +169,11 @@ export class RunRepository {
   /** Every pending or running run (what was in flight when hangar last stopped). */
   allActive(): Run[] {
     return this.#sql.allActive.all().map(toRun)
+  }
+
+  /** The scope's runs (on any thread, temporary ones too) whose status is one of `statuses`, oldest first. */
+  withStatus(scope: string, statuses: readonly RunStatus[]): Run[] {
+    return this.#sql.withStatus.all(scope, JSON.stringify(statuses)).map(toRun)
   }
 
   setStatus(run: Run, status: RunStatus): void {

@@ -157,6 +157,9 @@ export class ThreadRepository {
         WHERE seq = @thread AND (SELECT max(seq) FROM checkpoints WHERE thread_seq = @thread) = @checkpoint`),
       bind: db.prepare('UPDATE threads SET bound_assistant_id = ? WHERE seq = ?'),
       deleteRunCheckpoints: db.prepare('DELETE FROM checkpoints WHERE thread_seq = ? AND run_id = ?'),
+      setCheckpointMetadata: db.prepare('UPDATE checkpoints SET metadata = ? WHERE seq = ?'),
+      setConfig: db.prepare('UPDATE threads SET config = ? WHERE seq = ?'),
+      deleteOtherCheckpoints: db.prepare('DELETE FROM checkpoints WHERE thread_seq = ? AND seq <> ?'),
       copyCheckpoints: db.prepare(`INSERT INTO checkpoints
         (thread_seq, checkpoint_id, parent_checkpoint_id, run_id, state_values, next, metadata, tasks, interrupts, paused_at, created_at)
         SELECT ?, checkpoint_id, parent_checkpoint_id, run_id, state_values, next, metadata, tasks, interrupts, paused_at, created_at
@@ -334,6 +337,23 @@ export class ThreadRepository {
       const latest = this.#sql.latest.get(thread.seq)
       this.#sql.setState.run(latest?.state_values ?? null, latest?.interrupts ?? '{}', now, now, thread.seq)
     })()
+  }
+
+  /** Merges metadata into a checkpoint's (keys given replace, others stay); returns it as stored now. */
+  patchCheckpointMetadata(thread: Thread, checkpoint: Checkpoint, metadata: Record<string, unknown>): Checkpoint {
+    this.#sql.setCheckpointMetadata.run(JSON.stringify({ ...checkpoint.metadata, ...metadata }), checkpoint.seq)
+    return this.checkpoint(thread, checkpoint.checkpoint_id)!
+  }
+
+  /** Replaces the config the thread keeps from its runs (`configurable`, `tags`, …). */
+  setConfig(thread: Thread, config: Record<string, unknown>): void {
+    this.#sql.setConfig.run(JSON.stringify(config), thread.seq)
+  }
+
+  /** Forgets every checkpoint but the latest (prune's `keep_latest`): the state stays, the history goes. */
+  keepLatestCheckpoint(thread: Thread): void {
+    const latest = this.#sql.latest.get(thread.seq)
+    if (latest) this.#sql.deleteOtherCheckpoints.run(thread.seq, latest.seq)
   }
 
   /** A new thread with the same metadata, state and history. */
