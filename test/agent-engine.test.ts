@@ -411,15 +411,35 @@ t.test('a new input on an interrupted thread starts over from the first node', a
   t.same(done(timed).pausedAt!.interrupts[0].value, { question: 'Approve this request?', request: 'actually, roll back' })
 })
 
-t.test('command.update is applied and stored before the resumed node runs', async (t) => {
+t.test('command.update with resume joins the resumed node\'s step: no checkpoint of its own', async (t) => {
   const thread = new Thread(engine, Clock.manual(), 'approval')
   await thread.run({ input: say('deploy it') })
   const timed = await thread.run({ command: { update: { messages: [{ role: 'user', content: 'edited', id: 'h1' }] }, resume: 'ok' } })
-  const [updated] = checkpoints(timed)
-  t.same(updated.next, ['ask'])
-  t.same((updated.values.messages as { content: string }[]).map((m) => m.content), ['edited'])
-  t.same(emits(timed)[0], { event: 'values', data: updated.values })
+  const [resumed] = checkpoints(timed)
+  t.same([resumed.metadata.step, resumed.metadata.source, resumed.next], [1, 'loop', ['respond']], 'the first checkpoint is the resumed node\'s step')
+  t.same((resumed.values.messages as { content: string }[]).map((m) => m.content), ['edited'])
+  t.equal(resumed.values.answer, 'ok')
   t.equal(done(timed).values.answer, 'ok')
+})
+
+t.test('a goto away from an interrupted node runs it beside the interrupted node, which interrupts again', async (t) => {
+  const thread = new Thread(engine, Clock.manual(), 'approval')
+  await thread.run({ input: say('deploy it') })
+  const timed = await thread.run({ command: { goto: 'respond', update: { answer: 'skipped' } } })
+  const [input] = checkpoints(timed)
+  t.same([checkpoints(timed).length, input.metadata.source, input.metadata.step], [1, 'input', 1], 'the command is the run\'s input; the interrupt writes no checkpoint')
+  const settled = thread.history.at(-1)!
+  t.same(settled.next, ['ask'], 'the interrupted node is still next')
+  t.same(settled.tasks.map((task) => [task.name, task.interrupts.length, task.result === null]), [['ask', 1, true], ['respond', 0, false]])
+  t.same((settled.values.messages as { content: string }[]).map((m) => m.content), ['deploy it', 'You answered: skipped'], 'the state shows what respond wrote')
+  t.same(done(timed).values, settled.values, 'the run answers the state')
+  t.equal(done(timed).pausedAt!.node, 'ask')
+})
+
+t.test('a goto with a Send gives the node the Send\'s input; its writes go to the state', async (t) => {
+  const thread = new Thread(engine, Clock.manual(), 'approval')
+  const timed = await thread.run({ command: { goto: { node: 'respond', arg: { answer: 'private', messages: [] } } } })
+  t.same(done(timed).values, { messages: [{ ...ai('You answered: private', (done(timed).values.messages as { id: string }[])[0].id) }] })
 })
 
 t.test('command.update may be given as [key, value] pairs', async (t) => {

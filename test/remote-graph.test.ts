@@ -30,8 +30,8 @@ t.test('RemoteGraph runs a graph, stops at its interrupt and resumes it with a C
   t.equal(history.length, 4, 'an interrupted then resumed run leaves four checkpoints, as LangGraph does')
 })
 
-t.test('RemoteGraph streams updates; a Command with goto sends the thread to that node', async (t) => {
-  const { base } = await serveApp(t)
+t.test('RemoteGraph streams updates; a Command with goto runs that node beside the interrupted one, which asks again', async (t) => {
+  const { base, api } = await serveApp(t)
   const remote = new RemoteGraph({ graphId: 'approval', url: base, apiKey: API_KEY })
   const config = { configurable: { thread_id: '6c1a7b4f-9d2e-4f30-8b8c-4d5e6f7a8b9c' } }
   const first: Record<string, unknown>[] = []
@@ -41,8 +41,15 @@ t.test('RemoteGraph streams updates; a Command with goto sends the thread to tha
   t.match(stopped, { name: 'GraphInterrupt' }, 'the stream ends with the interrupt raised')
   t.same(first, [], 'the approval graph asks before any node has written')
 
+  // As in LangGraph: the goto target and the interrupted node share a superstep; `ask` interrupts again.
   const after: Record<string, unknown>[] = []
-  for await (const chunk of await remote.stream(new Command({ goto: 'respond', update: { answer: 'skipped' } }), { ...config, streamMode: 'updates' })) after.push(chunk)
-  t.same(after.map((c) => Object.keys(c)[0]), ['respond'], 'only the node gone to ran')
+  const again = await (async () => {
+    for await (const chunk of await remote.stream(new Command({ goto: 'respond', update: { answer: 'skipped' } }), { ...config, streamMode: 'updates' })) after.push(chunk)
+  })().then(() => null, (error: unknown) => error)
+  t.same(after.map((c) => Object.keys(c)[0]), ['respond'], 'the node gone to ran')
   t.match(after[0], { respond: { messages: [{ content: 'You answered: skipped' }] } })
+  t.match(again, { name: 'GraphInterrupt', interrupts: [{ value: { question: 'Approve this request?' } }] }, 'then the interrupted node asked again')
+  const thread = (await api.get(`/threads/${config.configurable.thread_id}`)).body
+  t.equal(thread.status, 'interrupted')
+  t.same(thread.values.messages.map((m: { content: string }) => m.content), ['deploy', 'You answered: skipped'])
 })

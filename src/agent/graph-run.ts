@@ -6,10 +6,11 @@
 import { checkpointId, interruptId, makeCheckpoint, settleTask, taskId, type CheckpointSpec, type TaskOutcome } from './checkpoints.js'
 import { GraphError } from './graph-error.js'
 import { channelsOf, type Graph, type GraphNode } from './graphs.js'
-import { emit, playNode } from './node-steps.js'
+import { commandUpdate, gotoTarget, resumeValue, stopsAt } from './commands.js'
+import { emit, playNode, type NodeOutcome } from './node-steps.js'
 import { applyWrites, initialState, normalizeUpdate, type Channels } from './state.js'
 import { runMetadata, StreamModes, type TaskView } from './stream-modes.js'
-import type { Breakpoints, CheckpointRecord, EngineOutput, Interrupt, PausedAt, RunRequest, State } from './types.js'
+import type { CheckpointRecord, EngineOutput, Interrupt, PausedAt, RunRequest, State } from './types.js'
 
 type Output = AsyncGenerator<EngineOutput, void>
 /** A checkpoint as a step describes it; the run adds its id, parent, step number and metadata. */
@@ -18,6 +19,10 @@ type StepSpec = Omit<CheckpointSpec, 'id' | 'parentId' | 'step' | 'metadata'>
 interface Start {
   index: number
   resume?: { value: unknown }
+  /** A Send's input: what the first node gets instead of the state. */
+  input?: State
+  /** A node still pending beside the first one (a goto away from an interrupted node): both run in one superstep. */
+  alongside?: string
 }
 /** An update merged in: what it writes (normalized) and the state after it. */
 interface Applied {
@@ -48,28 +53,6 @@ async function* failed(error: GraphError, values: State): Output {
   yield { kind: 'emit', event: 'error', data: error.toEvent() }
   yield { kind: 'done', status: 'error', values, pausedAt: null, error: error.toEvent() }
 }
-
-/** `command.update` as an object (a list of `[key, value]` pairs is accepted too). */
-function commandUpdate(update: unknown): unknown {
-  if (Array.isArray(update) && update.every((pair) => Array.isArray(pair) && pair.length === 2 && typeof pair[0] === 'string')) {
-    return Object.fromEntries(update as [string, unknown][])
-  }
-  return update
-}
-
-/**
- * `command.goto`: a node name, a Send (`{node, arg}`), or a list of them — the first is taken (the
- * graphs run one node at a time). An empty list, as `RemoteGraph` sends it, means no goto.
- */
-function gotoNode(goto: unknown): string | null {
-  if (goto === null || goto === undefined || (Array.isArray(goto) && goto.length === 0)) return null
-  const first = Array.isArray(goto) ? goto[0] : goto
-  const node = typeof first === 'object' && first !== null ? (first as { node?: unknown }).node : first
-  if (typeof node !== 'string') throw new GraphError('InvalidUpdateError', `Expected a node name to go to, got ${JSON.stringify(goto)}`)
-  return node
-}
-
-const stopsAt = (breakpoints: Breakpoints, node: string) => breakpoints === '*' || breakpoints.includes(node)
 
 class GraphRun {
   readonly #graph: Graph
@@ -152,8 +135,12 @@ class GraphRun {
       if (!(error instanceof GraphError)) throw error
       return yield* failed(error, this.#state)
     }
+    const { nodes } = this.#graph
+    if (start?.alongside !== undefined) {
+      start = yield* this.#superstep(nodes[start.index], start.input, nodes[this.#nodeIndex(start.alongside)])
+      if (start === null) return
+    }
     if (start !== null) {
-      const { nodes } = this.#graph
       const { interruptBefore, interruptAfter } = this.#request
       for (let index = start.index; index < nodes.length; index++) {
         const node = nodes[index]
@@ -164,7 +151,7 @@ class GraphRun {
         const successor = nodes[index + 1]?.name
         const breakAfter = successor !== undefined && stopsAt(interruptAfter, node.name)
         const ranFrom = this.#last?.checkpoint_id ?? this.#request.ids.run_id
-        const ran = yield* this.#node(node, first ? start.resume : undefined, !breakAfter)
+        const ran = yield* this.#node(node, { ...(first ? { resume: start.resume, input: start.input } : {}), announce: !breakAfter })
         if (!ran) return
         if (breakAfter) return yield* this.#breakpoint(successor, { taskId: taskId(ranFrom, node.name) })
       }
@@ -222,34 +209,35 @@ class GraphRun {
   }
 
   /**
-   * A command: `update` applied first, then the run goes to `goto` or else to the interrupted node,
-   * which gets `resume` as the value of its interrupt. Without either there is nothing to run.
+   * A command. With `resume` on an interrupted thread: the interrupted node runs again and its
+   * interrupt returns the value; `update` joins that node's step (no checkpoint of its own). Else
+   * the command is the run's input, as in LangGraph: an `input` checkpoint with `update` applied,
+   * whose tasks are the `goto` target and the node still pending there, which runs again.
    */
   async *#command(): AsyncGenerator<EngineOutput, Start | null> {
     const command = this.#request.command!
-    const hadState = this.#last !== null
     const paused = this.#pausedAt?.node ?? null
-    const goto = gotoNode(command.goto)
-    const target = goto ?? paused
-    const index = target === null ? -1 : this.#nodeIndex(target)
-    const resume = paused !== null && target === paused && command.resume !== undefined
-      ? { value: resumeValue(command.resume, this.#pausedAt!.interrupts) }
-      : undefined
-    let changed = false
-    if (command.update !== undefined || (target !== null && target !== paused)) {
-      const update = commandUpdate(command.update)
-      const writes = normalizeUpdate(this.#channels, update)
+    const target = gotoTarget(command.goto)
+    if (target !== null) this.#nodeIndex(target.node)
+    const update = command.update === undefined ? undefined : commandUpdate(command.update)
+    const writes = update === undefined ? {} : normalizeUpdate(this.#channels, update)
+    if (paused !== null && command.resume !== undefined && (target === null || target.node === paused)) {
       this.#state = applyWrites(this.#channels, this.#state, writes)
-      changed = Object.keys(writes).length > 0
-      const next = target === null ? [] : [target]
-      yield* this.#store(this.#checkpoint({ source: 'loop', values: this.#state, next, writes: changed ? { __start__: update } : null }))
-    } else if (this.#last !== null) {
-      // A plain resume announces the checkpoint it resumes from again, as LangGraph does.
-      yield* this.#announce(this.#last)
-      return target === null ? null : { index, resume }
+      // A resume announces the checkpoint it resumes from again, as LangGraph does.
+      yield* this.#announce(this.#last!)
+      return { index: this.#nodeIndex(paused), resume: { value: resumeValue(command.resume, this.#pausedAt!.interrupts) } }
     }
-    if (hadState || changed) yield* emit(this.#modes.values(this.#state))
-    return target === null ? null : { index, resume }
+    const hadState = this.#last !== null
+    this.#state = applyWrites(this.#channels, this.#state, writes)
+    const pending = paused !== null && paused !== target?.node ? paused : null
+    const names = this.#graph.nodes.map((n) => n.name)
+    const next = [target?.node, pending].filter((n): n is string => n != null).sort((x, y) => names.indexOf(x) - names.indexOf(y))
+    const record = this.#checkpoint({ source: 'input', values: this.#state, next, writes: { __start__: update ?? null } })
+    yield { kind: 'checkpoint', checkpoint: record }
+    if (hadState || Object.keys(writes).length > 0) yield* this.#announce(record)
+    else yield* emit(this.#modes.checkpoint(record))
+    if (target === null) return pending === null ? null : { index: this.#nodeIndex(pending) }
+    return { index: this.#nodeIndex(target.node), input: target.input, ...(pending === null ? {} : { alongside: pending }) }
   }
 
   /**
@@ -274,40 +262,52 @@ class GraphRun {
 
   /**
    * Runs one node as one step; false when the run ended there (interrupt or failure). Its
-   * checkpoint is announced unless `announce` is false (an `interrupt_after` stops after it).
+   * checkpoint is announced unless `announce` is false (an `interrupt_after` stops after it). A
+   * Send's `input` is what the node gets instead of the state; its writes go to the state.
    */
-  async *#node(node: GraphNode, resume: { value: unknown } | undefined, announce: boolean): AsyncGenerator<EngineOutput, boolean> {
-    // The task is the one the latest checkpoint lists as pending (its id derives from that checkpoint).
-    const pending = taskId(this.#last?.checkpoint_id ?? this.#request.ids.run_id, node.name)
-    const task: TaskView = { id: pending, name: node.name, step: this.#step, input: this.#state }
+  async *#node(node: GraphNode, options: { resume?: { value: unknown }; input?: State; announce: boolean }): AsyncGenerator<EngineOutput, boolean> {
+    const task = this.#task(node, options.input)
     yield* emit(this.#modes.taskStart(task))
-    const outcome = yield* playNode(node, task, { channels: this.#channels, modes: this.#modes, request: this.#request, resume })
+    const outcome = yield* playNode(node, task, { channels: this.#channels, modes: this.#modes, request: this.#request, resume: options.resume })
+    if (outcome.kind !== 'ok') return yield* this.#stop(node, task, outcome)
+    const successor = this.#graph.nodes[this.#graph.nodes.indexOf(node) + 1]?.name
+    const writes = outcome.writes
+    const state = options.input === undefined ? outcome.state : applyWrites(this.#channels, this.#state, writes)
+    yield* this.#settle(node.name, { result: writes })
+    const record = this.#checkpoint({
+      source: 'loop',
+      values: state,
+      next: successor ? [successor] : [],
+      writes: { [node.name]: Object.keys(writes).length > 0 ? writes : null },
+    })
+    this.#state = state
+    yield { kind: 'checkpoint', checkpoint: record }
+    yield* this.#ended(task, outcome)
+    if (options.announce) yield* this.#announce(record)
+    else yield* emit(this.#modes.values(this.#state))
+    return true
+  }
 
-    if (outcome.kind === 'ok') {
-      const successor = this.#graph.nodes[this.#graph.nodes.indexOf(node) + 1]?.name
-      const writes = outcome.writes
-      yield* this.#settle(node.name, { result: writes })
-      const record = this.#checkpoint({
-        source: 'loop',
-        values: outcome.state,
-        next: successor ? [successor] : [],
-        writes: { [node.name]: Object.keys(writes).length > 0 ? writes : null },
-      })
-      this.#state = outcome.state
-      yield { kind: 'checkpoint', checkpoint: record }
-      yield* emit(this.#modes.written(task, outcome.unstreamed))
-      yield* emit(this.#modes.updates(node.name, writes))
-      yield* emit(this.#modes.taskEnd(task, { writes, interrupts: [], error: null }))
-      yield* emit(this.#modes.taskDone(task, { writes, interrupts: [], error: null }))
-      if (announce) yield* this.#announce(record)
-      else yield* emit(this.#modes.values(this.#state))
-      return true
-    }
+  /** The task that runs `node` from the latest checkpoint, which lists it as pending (its id derives from that checkpoint). */
+  #task(node: GraphNode, input?: State): TaskView {
+    return { id: taskId(this.#last?.checkpoint_id ?? this.#request.ids.run_id, node.name), name: node.name, step: this.#step, input: input ?? this.#state }
+  }
 
-    // Stopped: the interrupt or the error is kept on the checkpoint the node ran from (its pending
-    // task shows it), as LangGraph does; no checkpoint is written.
+  /** The events of a task that ran: messages written whole, its update, its result. */
+  *#ended(task: TaskView, outcome: Extract<NodeOutcome, { kind: 'ok' }>): Generator<EngineOutput> {
+    yield* emit(this.#modes.written(task, outcome.unstreamed))
+    yield* emit(this.#modes.updates(task.name, outcome.writes))
+    yield* emit(this.#modes.taskEnd(task, { writes: outcome.writes, interrupts: [], error: null }))
+    yield* emit(this.#modes.taskDone(task, { writes: outcome.writes, interrupts: [], error: null }))
+  }
+
+  /**
+   * A node stopped the run: the interrupt or the error is kept on the checkpoint the node ran from
+   * (its pending task shows it), as LangGraph does; no checkpoint is written. Always false.
+   */
+  async *#stop(node: GraphNode, task: TaskView, outcome: Exclude<NodeOutcome, { kind: 'ok' }>): AsyncGenerator<EngineOutput, false> {
     if (outcome.kind === 'interrupt') {
-      const interrupt: Interrupt = { id: interruptId(pending), value: outcome.value }
+      const interrupt: Interrupt = { id: interruptId(task.id), value: outcome.value }
       const pausedAt: PausedAt = { node: node.name, interrupts: [interrupt] }
       yield* this.#settle(node.name, { interrupts: [interrupt] }, pausedAt)
       yield* emit(this.#modes.interrupted([interrupt]))
@@ -317,7 +317,6 @@ class GraphRun {
       yield { kind: 'done', status: 'success', values: { __interrupt__: [interrupt] }, pausedAt, error: null }
       return false
     }
-
     const error = outcome.error.toTaskError()
     yield* this.#settle(node.name, { error })
     yield* emit(this.#modes.taskEnd(task, { writes: null, interrupts: [], error }))
@@ -325,15 +324,62 @@ class GraphRun {
     yield* failed(outcome.error, this.#state)
     return false
   }
-}
 
-/**
- * The value an interrupt resumes with: `resume` itself, or — when it is a map from interrupt id to
- * value that names a pending interrupt, as LangGraph accepts it (and the session protocol's
- * `input.respond` sends it) — that interrupt's entry.
- */
-function resumeValue(resume: unknown, pending: readonly Interrupt[]): unknown {
-  if (typeof resume !== 'object' || resume === null || Array.isArray(resume)) return resume
-  const named = pending.find((i) => Object.hasOwn(resume, i.id))
-  return named ? (resume as Record<string, unknown>)[named.id] : resume
+  /**
+   * A goto away from an interrupted node: the target (`first`, with a Send's input) and the node
+   * still pending (`pending`) run in one superstep from the command's input checkpoint, as in
+   * LangGraph. When the pending node interrupts again, no checkpoint is written: the input
+   * checkpoint shows the target's writes (its values include them) and both tasks, the thread is
+   * interrupted, and the run answers the state. When both run, one checkpoint holds both writes.
+   * Returns where the run goes on, or null when it ended here.
+   */
+  async *#superstep(first: GraphNode, input: State | undefined, pending: GraphNode): AsyncGenerator<EngineOutput, Start | null> {
+    const context = { channels: this.#channels, modes: this.#modes, request: this.#request }
+    const task = this.#task(first, input)
+    yield* emit(this.#modes.taskStart(task))
+    const outcome = yield* playNode(first, task, context)
+    if (outcome.kind !== 'ok') {
+      yield* this.#stop(first, task, outcome)
+      return null
+    }
+    yield* this.#settle(first.name, { result: outcome.writes })
+    yield* this.#ended(task, outcome)
+    const state = applyWrites(this.#channels, this.#state, outcome.writes)
+    const other = this.#task(pending)
+    yield* emit(this.#modes.taskStart(other))
+    const second = yield* playNode(pending, other, context)
+    if (second.kind === 'fail') {
+      yield* this.#stop(pending, other, second)
+      return null
+    }
+    if (second.kind === 'interrupt') {
+      const interrupt: Interrupt = { id: interruptId(other.id), value: second.value }
+      const pausedAt: PausedAt = { node: pending.name, interrupts: [interrupt] }
+      const settled = settleTask(this.#last!, pending.name, { interrupts: [interrupt] })
+      this.#last = { ...settled, values: state, next: [pending.name], interrupts: { [task.id]: [], ...settled.interrupts } }
+      this.#state = state
+      yield { kind: 'amend', checkpoint: this.#last, pausedAt }
+      yield* emit(this.#modes.interrupted([interrupt]).filter((e) => 'protocol' in e || e.event === 'updates'))
+      yield* emit(this.#modes.taskEnd(other, { writes: null, interrupts: [interrupt], error: null }))
+      yield* emit(this.#modes.taskDone(other, { writes: null, interrupts: [interrupt], error: null }))
+      yield* emit(this.#modes.values(state))
+      yield* emit(this.#modes.graphEnd(state))
+      yield { kind: 'done', status: 'success', values: state, pausedAt, error: null }
+      return null
+    }
+    const names = this.#graph.nodes.map((n) => n.name)
+    const after = Math.max(names.indexOf(first.name), names.indexOf(pending.name)) + 1
+    yield* this.#settle(pending.name, { result: second.writes })
+    this.#state = applyWrites(this.#channels, state, second.writes)
+    const record = this.#checkpoint({
+      source: 'loop',
+      values: this.#state,
+      next: names.slice(after, after + 1),
+      writes: { [first.name]: outcome.writes, [pending.name]: second.writes },
+    })
+    yield { kind: 'checkpoint', checkpoint: record }
+    yield* this.#ended(other, second)
+    yield* this.#announce(record)
+    return { index: after }
+  }
 }

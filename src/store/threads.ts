@@ -151,9 +151,9 @@ export class ThreadRepository {
       insertCheckpoint: db.prepare(`INSERT INTO checkpoints
         (thread_seq, checkpoint_id, parent_checkpoint_id, run_id, state_values, next, metadata, tasks, interrupts, paused_at, created_at)
         VALUES (@thread_seq, @checkpoint_id, @parent, @run_id, @values, @next, @metadata, @tasks, @interrupts, @paused_at, @now)`),
-      amend: db.prepare<[string, string, string | null, number, string], { seq: number }>(`UPDATE checkpoints
-        SET tasks = ?, interrupts = ?, paused_at = ? WHERE thread_seq = ? AND checkpoint_id = ? RETURNING seq`),
-      setInterrupts: db.prepare(`UPDATE threads SET interrupts = @interrupts
+      amend: db.prepare<[string, string, string, string, string | null, number, string], { seq: number }>(`UPDATE checkpoints
+        SET state_values = ?, next = ?, tasks = ?, interrupts = ?, paused_at = ? WHERE thread_seq = ? AND checkpoint_id = ? RETURNING seq`),
+      amendThread: db.prepare(`UPDATE threads SET state_values = @values, interrupts = @interrupts
         WHERE seq = @thread AND (SELECT max(seq) FROM checkpoints WHERE thread_seq = @thread) = @checkpoint`),
       bind: db.prepare('UPDATE threads SET bound_assistant_id = ? WHERE seq = ?'),
       deleteRunCheckpoints: db.prepare('DELETE FROM checkpoints WHERE thread_seq = ? AND run_id = ?'),
@@ -316,16 +316,19 @@ export class ThreadRepository {
   }
 
   /**
-   * Rewrites a stored checkpoint's tasks and interrupts (a pending task ran, interrupted or failed)
-   * and where the thread is paused there; the thread's `interrupts` follow when it is the latest.
+   * Rewrites a stored checkpoint's tasks and interrupts (a pending task ran, interrupted or failed),
+   * the values and `next` it shows (the writes of tasks that ran beside one that interrupted), and
+   * where the thread is paused there; the thread's values and `interrupts` follow when it is the latest.
    */
   amendCheckpoint(thread: Thread, checkpoint: CheckpointRecord, pausedAt: PausedAt | null): void {
+    const values = JSON.stringify(checkpoint.values)
     const interrupts = JSON.stringify(checkpoint.interrupts)
     this.#db.transaction(() => {
       const row = this.#sql.amend.get(
-        JSON.stringify(checkpoint.tasks), interrupts, pausedAt === null ? null : JSON.stringify(pausedAt), thread.seq, checkpoint.checkpoint_id,
+        values, JSON.stringify(checkpoint.next), JSON.stringify(checkpoint.tasks), interrupts,
+        pausedAt === null ? null : JSON.stringify(pausedAt), thread.seq, checkpoint.checkpoint_id,
       )
-      if (row) this.#sql.setInterrupts.run({ interrupts, thread: thread.seq, checkpoint: row.seq })
+      if (row) this.#sql.amendThread.run({ values, interrupts, thread: thread.seq, checkpoint: row.seq })
     })()
   }
 
