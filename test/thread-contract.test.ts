@@ -256,6 +256,9 @@ t.test('a thread whose supersteps record an input shows the pending input and th
   t.same(state.metadata?.source, 'input')
   t.same(state.values, {}, 'the input is not applied yet')
   t.same((state.metadata as any).writes, { __start__: say('queued') }, 'the input is kept for __start__ (where a run\'s input step keeps it)')
+  // A run without input consumes the pending input, as on the real server.
+  const after = await client.runs.wait(thread.thread_id, 'agent', { input: null }) as { messages: { content: string }[] }
+  t.same(after.messages.map((m) => m.content), ['queued', 'queued'])
 
   for (const [what, supersteps, detail] of [
     ['an __input__ without values', [{ updates: [{ values: null, asNode: '__input__' }] }], 'An __input__ update needs values: the input'],
@@ -266,6 +269,16 @@ t.test('a thread whose supersteps record an input shows the pending input and th
     await t.rejects(client.threads.create({ threadId: id, graphId: 'agent', supersteps: supersteps as never }), refused(400, { detail }), what)
     await t.rejects(client.threads.get(id), refused(404, { detail: `Thread with ID ${id} not found` }), `${what}: no thread is left behind`)
   }
+})
+
+t.test('a state update without as_node on a thread that never ran is the start\'s: next is the first node, and a run without input goes on', async (t) => {
+  const { client } = await serve(t)
+  const thread = await client.threads.create({ graphId: 'agent' })
+  await client.threads.updateState(thread.thread_id, { values: say('given') })
+  const state = await client.threads.getState(thread.thread_id)
+  t.same([state.next, state.metadata?.source, state.metadata?.step], [['agent'], 'update', 0], 'as on the real server 1.5.1')
+  const after = await client.runs.wait(thread.thread_id, 'agent', { input: null }) as { messages: { content: string }[] }
+  t.same(after.messages.map((m) => m.content), ['given', 'given'])
 })
 
 // ---- runs.joinStream stream_mode ---------------------------------------------------------------

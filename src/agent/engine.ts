@@ -68,14 +68,19 @@ function superstep(
   if (input) {
     if (updates.length > 1) throw new GraphError('InvalidUpdateError', 'An __input__ update must be the only update of its superstep')
     if (input.values == null) throw new GraphError('InvalidUpdateError', 'An __input__ update needs values: the input')
+    // As on the real server: the state as it was (no channel defaults), the `__start__` task without a result.
     return makeCheckpoint({ ...base, source: 'input', values: structuredClone(current.values ?? {}), next: ['__start__'], writes: { __start__: input.values } })
   }
   const channels = graph ? channelsOf(graph) : DEFAULT_CHANNELS
   const names = graph?.nodes.map((n) => n.name) ?? []
+  const fresh = current.values === null
   let state = current.values ? structuredClone(current.values) : graph ? initialState(channels) : {}
   const next = new Set<string>()
   const written: Record<string, Record<string, unknown>> = {}
-  for (const { values, asNode } of updates) {
+  for (const update of updates) {
+    const { values } = update
+    // On a thread that never ran, an update without a node is the start's, as on the real server (its `next` is the first node).
+    const asNode = update.asNode ?? (fresh && graph ? '__start__' : null)
     if (asNode === '__start__') names.slice(0, 1).forEach((n) => next.add(n))
     else if (asNode !== null && asNode !== '__end__' && graph) {
       const index = names.indexOf(asNode)

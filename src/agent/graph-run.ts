@@ -256,7 +256,8 @@ class GraphRun {
     else yield* emit(this.#modes.values(this.#state))
     const pending = start.next[0]
     if (pending === undefined) return null
-    if (pending === '__start__') return yield* this.#started(this.#apply(start.tasks.find((t) => t.name === '__start__')?.result ?? null))
+    // A pending input (an input checkpoint's, or one a thread's supersteps recorded) is applied now.
+    if (pending === '__start__') return yield* this.#started(this.#apply(start.tasks.find((t) => t.name === '__start__')?.result ?? writtenInput(start)))
     return { index: this.#nodeIndex(pending) }
   }
 
@@ -382,4 +383,10 @@ class GraphRun {
     yield* this.#announce(record)
     return { index: after }
   }
+}
+
+/** The input an `input` checkpoint recorded for `__start__` (in its metadata's `writes`). */
+function writtenInput(record: CheckpointRecord): unknown {
+  const writes = record.metadata.writes as { __start__?: unknown } | null | undefined
+  return writes?.__start__ ?? null
 }

@@ -125,7 +125,8 @@ export const ThreadSearch = Nullable(Type.Object({
   sort_order: SortOrder,
   select: opt(Type.Array(Type.String())),
   /** Alias → path into the thread (`values.messages[-1].content`); each found thread gets `extracted`. At most 10 (checked by the route). */
-  extract: opt(Dict(Type.String())),
+  // The example is what the docs page's try-it sends: a path hangar can read (a bare "string" is not).
+  extract: opt(Dict(Type.String(), { examples: [{ last_message: 'values.messages[-1].content' }] })),
 }))
 export const ThreadCount = Nullable(Type.Object({ metadata: opt(AnyDict()), values: opt(AnyDict()), status: opt(ThreadStatus) }))
 export const ThreadPatch = Type.Object({ metadata: AnyDict(), ttl: opt(Any()) })
