@@ -686,7 +686,7 @@ t.test('an invalid graph fixture stops loading with one line naming the file and
     'nodes[0].steps[1].interrupt: a node holds at most one interrupt (put the next one in its own node)')
   fixtureError(t, { graph_id: 'g', nodes: [{ name: 'n', steps: [{ interrupt: { value: 1 } }] }] }, 'nodes[0].steps[0].interrupt.resume_key: Field required')
   fixtureError(t, { graph_id: 'g', nodes: [{ name: 'n', steps: [{ fail: { message: 'x', when: {} } }] }] },
-    'nodes[0].steps[0].fail.when: name a condition: configurable or human_contains')
+    'nodes[0].steps[0].fail.when: name a condition: configurable, human_contains, human_matches, state, state_truthy, tool_calls, tool_result_contains, visits_at_least')
 })
 
 t.test('two files defining one graph_id are refused', async (t) => {

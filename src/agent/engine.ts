@@ -8,6 +8,7 @@ import { GraphError } from './graph-error.js'
 import { graphInfo } from './graph-info.js'
 import { runGraph } from './graph-run.js'
 import { channelsOf, loadGraphs, type Graph } from './graphs.js'
+import { routeFrom } from './conditions.js'
 import { applyWrites, DEFAULT_CHANNELS, foldWrites, initialState, normalizeUpdate } from './state.js'
 import type { CheckpointRecord, GraphEngine, GraphInfo, State } from './types.js'
 
@@ -77,22 +78,30 @@ function superstep(
   let state = current.values ? structuredClone(current.values) : graph ? initialState(channels) : {}
   const next = new Set<string>()
   const written: Record<string, Record<string, unknown>> = {}
+  const writers: string[] = []
   for (const update of updates) {
     const { values } = update
     // On a thread that never ran, an update without a node is the start's, as on the real server (its `next` is the first node).
     const asNode = update.asNode ?? (fresh && graph ? '__start__' : null)
-    if (asNode === '__start__') names.slice(0, 1).forEach((n) => next.add(n))
-    else if (asNode !== null && asNode !== '__end__' && graph) {
-      const index = names.indexOf(asNode)
-      if (index < 0) throw new GraphError('InvalidUpdateError', `Node ${asNode} does not exist`)
-      names.slice(index + 1, index + 2).forEach((n) => next.add(n))
+    if (asNode !== null && asNode !== '__start__' && asNode !== '__end__' && graph && !names.includes(asNode)) {
+      throw new GraphError('InvalidUpdateError', `Node ${asNode} does not exist`)
     }
+    if (asNode !== null && asNode !== '__end__') writers.push(asNode)
     const writer = asNode ?? names.at(-1) ?? '__start__'
     written[writer] ??= {}
     for (const update of Array.isArray(values) ? values : [values]) {
       const normalized = normalizeUpdate(channels, update)
       state = applyWrites(channels, state, normalized)
       foldWrites(channels, written[writer], normalized)
+    }
+  }
+  // Each writer's successor, by its routes, from the state after the superstep.
+  const situation = { state, configurable: {}, visits: 0 }
+  for (const writer of writers) {
+    if (writer === '__start__') names.slice(0, 1).forEach((n) => next.add(n))
+    else if (graph) {
+      const successor = routeFrom(graph.nodes.find((n) => n.name === writer)!.routes, situation)
+      if (successor !== '__end__') next.add(successor)
     }
   }
   const writes = Object.fromEntries(Object.entries(written).map(([node, w]) => [node, Object.keys(w).length > 0 ? w : null]))

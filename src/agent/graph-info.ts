@@ -12,14 +12,20 @@ export function graphInfo(graph: Graph): GraphInfo {
 
 function drawable(graph: Graph): GraphInfo['drawable'] {
   const names = graph.nodes.map((n) => n.name)
-  const edgeEnds = ['__start__', ...names, '__end__']
   return {
     nodes: [
       { id: '__start__', type: 'schema', data: { $schema: DRAFT } },
       ...names.map((name) => ({ id: name, type: 'runnable', data: { id: ['langgraph', 'RunnableCallable'], name }, metadata: {} })),
       { id: '__end__', type: 'schema', data: { $schema: DRAFT } },
     ],
-    edges: edgeEnds.slice(1).map((target, i) => ({ source: edgeEnds[i], target, conditional: false })),
+    edges: [
+      { source: '__start__', target: names[0], conditional: false },
+      // A node's routes: one plain edge, or a conditional edge to each place a route leads.
+      ...graph.nodes.flatMap((node) => {
+        const conditional = node.routes.length > 1 || node.routes.some((r) => r.when !== undefined)
+        return [...new Set(node.routes.map((r) => r.to))].map((target) => ({ source: node.name, target, conditional }))
+      }),
+    ],
   }
 }
 

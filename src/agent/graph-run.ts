@@ -7,17 +7,28 @@ import { checkpointId, interruptId, makeCheckpoint, settleTask, taskId, type Che
 import { GraphError } from './graph-error.js'
 import { channelsOf, type Graph, type GraphNode } from './graphs.js'
 import { commandUpdate, gotoTarget, resumeValue, stopsAt } from './commands.js'
-import { emit, playNode, type NodeOutcome } from './node-steps.js'
+import { routeFrom } from './conditions.js'
+import { configurableOf, emit, playNode, type NodeOutcome } from './node-steps.js'
 import { applyWrites, initialState, normalizeUpdate, type Channels } from './state.js'
 import { runMetadata, StreamModes, type TaskView } from './stream-modes.js'
 import type { CheckpointRecord, EngineOutput, Interrupt, PausedAt, RunRequest, State } from './types.js'
 
 type Output = AsyncGenerator<EngineOutput, void>
+const END = '__end__'
+/** LangGraph's default `recursion_limit`. */
+const DEFAULT_RECURSION_LIMIT = 25
+
+/** LangGraph's error when a run takes more steps than its `recursion_limit` (JS wording, with the server's key name). */
+const recursionError = (limit: number) => new GraphError(
+  'GraphRecursionError',
+  `Recursion limit of ${limit} reached without hitting a stop condition. You can increase the limit by setting the "recursion_limit" config key.`,
+)
 /** A checkpoint as a step describes it; the run adds its id, parent, step number and metadata. */
 type StepSpec = Omit<CheckpointSpec, 'id' | 'parentId' | 'step' | 'metadata'>
 /** Where the nodes start, and the value the first one's interrupt returns when it is resumed. */
 interface Start {
-  index: number
+  /** The node to run first (`__end__`: none). */
+  node: string
   resume?: { value: unknown }
   /** A Send's input: what the first node gets instead of the state. */
   input?: State
@@ -67,6 +78,11 @@ class GraphRun {
   #step: number
   /** The latest checkpoint: the one the run started from, then the last one it wrote. */
   #last: CheckpointRecord | null
+  /** How many times each node ran in this run (route and fail conditions read it). */
+  readonly #visits = new Map<string, number>()
+  /** How many node steps the run took; past `recursion_limit` it fails. */
+  #steps = 0
+  readonly #recursionLimit: number
 
   constructor(graph: Graph, request: RunRequest) {
     const { start } = request
@@ -81,6 +97,8 @@ class GraphRun {
     this.#state = start ? structuredClone(start.values) : initialState(this.#channels)
     this.#step = start ? Number(start.metadata.step ?? -1) + 1 : -1
     this.#last = start
+    const limit = request.config.recursion_limit
+    this.#recursionLimit = typeof limit === 'number' && limit > 0 ? limit : DEFAULT_RECURSION_LIMIT
   }
 
   #checkpoint(spec: StepSpec): CheckpointRecord {
@@ -118,10 +136,16 @@ class GraphRun {
     yield { kind: 'amend', checkpoint: this.#last, pausedAt }
   }
 
-  #nodeIndex(name: string): number {
-    const index = this.#graph.nodes.findIndex((n) => n.name === name)
-    if (index < 0) throw new GraphError('InvalidUpdateError', `Node '${name}' does not exist in graph '${this.#graph.graph_id}'`)
-    return index
+  #byName(name: string): GraphNode {
+    const node = this.#graph.nodes.find((n) => n.name === name)
+    if (!node) throw new GraphError('InvalidUpdateError', `Node '${name}' does not exist in graph '${this.#graph.graph_id}'`)
+    return node
+  }
+
+  /** Where `node` goes from `state`: the first of its routes that applies (`__end__`: nowhere). */
+  #route(node: GraphNode, state: State): string {
+    const situation = { state, configurable: configurableOf(this.#request), visits: this.#visits.get(node.name) ?? 0 }
+    return routeFrom(node.routes, situation)
   }
 
   async *run(): Output {
@@ -135,26 +159,20 @@ class GraphRun {
       if (!(error instanceof GraphError)) throw error
       return yield* failed(error, this.#state)
     }
-    const { nodes } = this.#graph
     if (start?.alongside !== undefined) {
-      start = yield* this.#superstep(nodes[start.index], start.input, nodes[this.#nodeIndex(start.alongside)])
+      start = yield* this.#superstep(this.#byName(start.node), start.input, this.#byName(start.alongside))
       if (start === null) return
     }
-    if (start !== null) {
-      const { interruptBefore, interruptAfter } = this.#request
-      for (let index = start.index; index < nodes.length; index++) {
-        const node = nodes[index]
-        const first = index === start.index
-        // A thread stopped at a breakpoint before this node goes on past it.
-        const passed = first && this.#pausedAt?.breakpoint === true && this.#pausedAt.node === node.name
-        if (!passed && stopsAt(interruptBefore, node.name)) return yield* this.#breakpoint(node.name)
-        const successor = nodes[index + 1]?.name
-        const breakAfter = successor !== undefined && stopsAt(interruptAfter, node.name)
-        const ranFrom = this.#last?.checkpoint_id ?? this.#request.ids.run_id
-        const ran = yield* this.#node(node, { ...(first ? { resume: start.resume, input: start.input } : {}), announce: !breakAfter })
-        if (!ran) return
-        if (breakAfter) return yield* this.#breakpoint(successor, { taskId: taskId(ranFrom, node.name) })
-      }
+    const { interruptBefore } = this.#request
+    for (let name = start?.node ?? END, first = true; name !== END; first = false) {
+      const node = this.#byName(name)
+      // A thread stopped at a breakpoint before this node goes on past it.
+      const passed = first && this.#pausedAt?.breakpoint === true && this.#pausedAt.node === node.name
+      if (!passed && stopsAt(interruptBefore, node.name)) return yield* this.#breakpoint(node.name)
+      if (this.#steps >= this.#recursionLimit) return yield* failed(recursionError(this.#recursionLimit), this.#state)
+      const next = yield* this.#node(node, first ? { resume: start!.resume, input: start!.input } : {})
+      if (next === false) return
+      name = next
     }
     yield* emit(this.#modes.graphEnd(this.#state))
     yield { kind: 'done', status: 'success', values: this.#state, pausedAt: null, error: null }
@@ -201,11 +219,12 @@ class GraphRun {
   /** The input applied: the step checkpoint before the first node. */
   async *#started({ writes, state }: Applied): AsyncGenerator<EngineOutput, Start> {
     this.#state = state
-    const record = this.#checkpoint({ source: 'loop', values: state, next: [this.#graph.nodes[0].name], writes: null })
+    const first = this.#graph.nodes[0].name
+    const record = this.#checkpoint({ source: 'loop', values: state, next: [first], writes: null })
     yield { kind: 'checkpoint', checkpoint: record }
     if (Object.keys(writes).length > 0) yield* this.#announce(record)
     else yield* emit(this.#modes.checkpoint(record))
-    return { index: 0 }
+    return { node: first }
   }
 
   /**
@@ -218,14 +237,14 @@ class GraphRun {
     const command = this.#request.command!
     const paused = this.#pausedAt?.node ?? null
     const target = gotoTarget(command.goto)
-    if (target !== null) this.#nodeIndex(target.node)
+    if (target !== null) this.#byName(target.node)
     const update = command.update === undefined ? undefined : commandUpdate(command.update)
     const writes = update === undefined ? {} : normalizeUpdate(this.#channels, update)
     if (paused !== null && command.resume !== undefined && (target === null || target.node === paused)) {
       this.#state = applyWrites(this.#channels, this.#state, writes)
       // A resume announces the checkpoint it resumes from again, as LangGraph does.
       yield* this.#announce(this.#last!)
-      return { index: this.#nodeIndex(paused), resume: { value: resumeValue(command.resume, this.#pausedAt!.interrupts) } }
+      return { node: this.#byName(paused).name, resume: { value: resumeValue(command.resume, this.#pausedAt!.interrupts) } }
     }
     const hadState = this.#last !== null
     this.#state = applyWrites(this.#channels, this.#state, writes)
@@ -236,8 +255,8 @@ class GraphRun {
     yield { kind: 'checkpoint', checkpoint: record }
     if (hadState || Object.keys(writes).length > 0) yield* this.#announce(record)
     else yield* emit(this.#modes.checkpoint(record))
-    if (target === null) return pending === null ? null : { index: this.#nodeIndex(pending) }
-    return { index: this.#nodeIndex(target.node), input: target.input, ...(pending === null ? {} : { alongside: pending }) }
+    if (target === null) return pending === null ? null : { node: this.#byName(pending).name }
+    return { node: target.node, input: target.input, ...(pending === null ? {} : { alongside: pending }) }
   }
 
   /**
@@ -258,35 +277,47 @@ class GraphRun {
     if (pending === undefined) return null
     // A pending input (an input checkpoint's, or one a thread's supersteps recorded) is applied now.
     if (pending === '__start__') return yield* this.#started(this.#apply(start.tasks.find((t) => t.name === '__start__')?.result ?? writtenInput(start)))
-    return { index: this.#nodeIndex(pending) }
+    return { node: this.#byName(pending).name }
   }
 
   /**
-   * Runs one node as one step; false when the run ended there (interrupt or failure). Its
-   * checkpoint is announced unless `announce` is false (an `interrupt_after` stops after it). A
-   * Send's `input` is what the node gets instead of the state; its writes go to the state.
+   * Runs one node as one step: where the run goes next (`__end__`: it ends), or false when it
+   * ended there (an interrupt, a failure, an `interrupt_after`). A Send's `input` is what the node
+   * gets instead of the state; its writes go to the state.
    */
-  async *#node(node: GraphNode, options: { resume?: { value: unknown }; input?: State; announce: boolean }): AsyncGenerator<EngineOutput, boolean> {
+  async *#node(node: GraphNode, options: { resume?: { value: unknown }; input?: State }): AsyncGenerator<EngineOutput, string | false> {
+    const ranFrom = this.#last?.checkpoint_id ?? this.#request.ids.run_id
     const task = this.#task(node, options.input)
+    const visits = this.#visits.get(node.name) ?? 0
+    this.#visits.set(node.name, visits + 1)
+    this.#steps += 1
     yield* emit(this.#modes.taskStart(task))
-    const outcome = yield* playNode(node, task, { channels: this.#channels, modes: this.#modes, request: this.#request, resume: options.resume })
+    const outcome = yield* playNode(node, task, {
+      channels: this.#channels, modes: this.#modes, request: this.#request, resume: options.resume, visits,
+    })
     if (outcome.kind !== 'ok') return yield* this.#stop(node, task, outcome)
-    const successor = this.#graph.nodes[this.#graph.nodes.indexOf(node) + 1]?.name
     const writes = outcome.writes
     const state = options.input === undefined ? outcome.state : applyWrites(this.#channels, this.#state, writes)
+    const successor = this.#route(node, state)
+    // An `interrupt_after` stops here; the checkpoint is stored but not announced, as on the real server.
+    const breakAfter = successor !== END && stopsAt(this.#request.interruptAfter, node.name)
     yield* this.#settle(node.name, { result: writes })
     const record = this.#checkpoint({
       source: 'loop',
       values: state,
-      next: successor ? [successor] : [],
+      next: successor === END ? [] : [successor],
       writes: { [node.name]: Object.keys(writes).length > 0 ? writes : null },
     })
     this.#state = state
     yield { kind: 'checkpoint', checkpoint: record }
     yield* this.#ended(task, outcome)
-    if (options.announce) yield* this.#announce(record)
-    else yield* emit(this.#modes.values(this.#state))
-    return true
+    if (!breakAfter) {
+      yield* this.#announce(record)
+      return successor
+    }
+    yield* emit(this.#modes.values(this.#state))
+    yield* this.#breakpoint(successor, { taskId: taskId(ranFrom, node.name) })
+    return false
   }
 
   /** The task that runs `node` from the latest checkpoint, which lists it as pending (its id derives from that checkpoint). */
@@ -368,20 +399,22 @@ class GraphRun {
       yield { kind: 'done', status: 'success', values: state, pausedAt, error: null }
       return null
     }
-    const names = this.#graph.nodes.map((n) => n.name)
-    const after = Math.max(names.indexOf(first.name), names.indexOf(pending.name)) + 1
     yield* this.#settle(pending.name, { result: second.writes })
     this.#state = applyWrites(this.#channels, state, second.writes)
+    // The graphs run one node at a time: the run goes on where the later node of the two leads.
+    const names = this.#graph.nodes.map((n) => n.name)
+    const later = names.indexOf(first.name) > names.indexOf(pending.name) ? first : pending
+    const successor = this.#route(later, this.#state)
     const record = this.#checkpoint({
       source: 'loop',
       values: this.#state,
-      next: names.slice(after, after + 1),
+      next: successor === END ? [] : [successor],
       writes: { [first.name]: outcome.writes, [pending.name]: second.writes },
     })
     yield { kind: 'checkpoint', checkpoint: record }
     yield* this.#ended(other, second)
     yield* this.#announce(record)
-    return { index: after }
+    return { node: successor }
   }
 }
 

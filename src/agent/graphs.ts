@@ -29,11 +29,31 @@ const Interrupt = Type.Object({
   resume_key: Type.String({ minLength: 1 }),
 })
 
+/** Conditions of a `fail` step or a route: it applies when one of them holds. */
 const When = Type.Object({
   /** The run's `config.configurable.<key>` is truthy. */
   configurable: Type.Optional(Type.String({ minLength: 1 })),
   /** The last human message contains this text (case-insensitive). */
   human_contains: Type.Optional(Type.String({ minLength: 1 })),
+  /** The last human message matches this regular expression (JavaScript syntax, case-insensitive). */
+  human_matches: Type.Optional(Type.String({ minLength: 1 })),
+  /** State values: each key equals its value (JSON equality). */
+  state: Type.Optional(Dict(Type.Unknown())),
+  /** The state key is truthy. */
+  state_truthy: Type.Optional(Type.String({ minLength: 1 })),
+  /** The last AI message has tool calls (true) or has none (false). */
+  tool_calls: Type.Optional(Type.Boolean()),
+  /** The last tool message's text contains this (case-insensitive). */
+  tool_result_contains: Type.Optional(Type.String({ minLength: 1 })),
+  /** The node has run at least this many times in this run (the node the route leaves). */
+  visits_at_least: Type.Optional(Type.Integer({ minimum: 1 })),
+})
+export const CONDITIONS = ['configurable', 'human_contains', 'human_matches', 'state', 'state_truthy', 'tool_calls', 'tool_result_contains', 'visits_at_least'] as const
+
+/** Where a node goes: to `to` when `when` holds (always without `when`); the first that applies wins. */
+const Route = Type.Object({
+  when: Type.Optional(When),
+  to: Type.String({ minLength: 1 }),
 })
 
 const Fail = Type.Object({
@@ -59,6 +79,11 @@ const Node = Type.Object({
   /** Clock time waited before the node does anything. */
   delay_ms: Type.Optional(Ms({ default: 0 })),
   steps: Type.Optional(Type.Array(Step, { default: [] })),
+  /**
+   * The node that runs next: a node name or `__end__`, or routes tried in order. Without it, the
+   * next node in `nodes` (the last one goes to `__end__`).
+   */
+  next: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Array(Route)])),
 })
 
 export const GraphFixture = Type.Object({
@@ -72,7 +97,9 @@ export const GraphFixture = Type.Object({
 
 export type Step = Static<typeof Step>
 export type When = Static<typeof When>
-export type GraphNode = Required<Omit<Static<typeof Node>, 'steps'>> & { steps: Step[] }
+export type Route = Static<typeof Route>
+/** A node as loaded: its `next` as routes (a plain name is one route without a condition; none given, the next node in the list). */
+export type GraphNode = Required<Omit<Static<typeof Node>, 'steps' | 'next'>> & { steps: Step[]; routes: Route[]; next?: string | Route[] }
 export type Graph = Omit<Static<typeof GraphFixture>, 'nodes' | 'description' | 'state'> & {
   description: string | null
   state: Channels['reducers']
@@ -120,7 +147,13 @@ export function parseGraph(path: string, text: string): Graph {
   if (value === INVALID) return fail(errors[0].loc, errors[0].msg)
   const extra = extraField(data, GraphFixture, [])
   if (extra) return fail(extra, 'Extra inputs are not permitted')
-  const graph = { ...(value as Omit<Graph, 'file'>), file: path } as Graph
+  const loaded = value as Static<typeof GraphFixture>
+  const nodes = loaded.nodes.map((node, i) => {
+    const { next } = node
+    const routes: Route[] = next === undefined ? [{ to: loaded.nodes[i + 1]?.name ?? '__end__' }] : typeof next === 'string' ? [{ to: next }] : next
+    return { ...node, steps: node.steps ?? [], routes } as GraphNode
+  })
+  const graph = { ...loaded, nodes, file: path } as Graph
   graph.description ??= null
   checkGraph(graph, fail)
   return graph
@@ -128,14 +161,15 @@ export function parseGraph(path: string, text: string): Graph {
 
 /** The first field an object has that its schema does not declare (pydantic's `extra="forbid"`). */
 function extraField(input: unknown, schema: TSchema, loc: Loc): Loc | undefined {
-  if (Array.isArray(input) && schema.type === 'array') {
+  const members = (schema.anyOf as TSchema[] | undefined) ?? [schema]
+  const list = members.find((m) => m.type === 'array')
+  if (Array.isArray(input) && list) {
     for (const [i, item] of input.entries()) {
-      const found = extraField(item, schema.items as TSchema, [...loc, i])
+      const found = extraField(item, list.items as TSchema, [...loc, i])
       if (found) return found
     }
   }
   if (typeof input !== 'object' || input === null || Array.isArray(input)) return undefined
-  const members = (schema.anyOf as TSchema[] | undefined) ?? [schema]
   const properties = members.find((m) => m.properties)?.properties as Record<string, TSchema> | undefined
   if (!properties) return undefined
   for (const [key, value] of Object.entries(input)) {
@@ -156,11 +190,36 @@ function checkGraph(graph: Graph, fail: (loc: Loc, msg: string) => never): void 
     const [unknown] = unknownTemplates(value, keys)
     if (unknown !== undefined) fail(loc, `unknown template '{{${unknown}}}' (use {{last_human}}, {{state.<key>}} or {{context.<key>}})`)
   }
+  const checkWhen = (when: When, loc: Loc) => {
+    const named = CONDITIONS.filter((c) => when[c] !== undefined)
+    if (named.length === 0) fail(loc, `name a condition: ${CONDITIONS.join(', ')}`)
+    if (when.human_matches !== undefined) {
+      try {
+        new RegExp(when.human_matches)
+      } catch (error) {
+        fail([...loc, 'human_matches'], `not a regular expression: ${(error as Error).message}`)
+      }
+    }
+    for (const key of Object.keys(when.state ?? {})) declared(key, [...loc, 'state', key])
+    if (when.state_truthy !== undefined) declared(when.state_truthy, [...loc, 'state_truthy'])
+    if ((when.tool_calls !== undefined || when.tool_result_contains !== undefined) && graph.state.messages !== 'messages') {
+      fail(loc, `tool_calls and tool_result_contains need the state key 'messages' with the reducer 'messages'`)
+    }
+  }
   if (graph.nodes.length === 0) fail(['nodes'], 'a graph needs at least one node')
+  const names = graph.nodes.map((n) => n.name)
   graph.nodes.forEach((node, n) => {
     const at: Loc = ['nodes', n]
     if (RESERVED.has(node.name)) fail([...at, 'name'], `'${node.name}' is a reserved name`)
     if (graph.nodes.findIndex((other) => other.name === node.name) !== n) fail([...at, 'name'], `'${node.name}' names two nodes`)
+    if (Array.isArray(node.next) && node.next.length === 0) fail([...at, 'next'], 'give at least one route (or leave next out: the next node in the list)')
+    node.routes.forEach((route, r) => {
+      // A plain `next` is one route; its location is `next` itself.
+      const loc: Loc = Array.isArray(node.next) ? [...at, 'next', r] : [...at, 'next']
+      const target = Array.isArray(node.next) ? [...loc, 'to'] : loc
+      if (route.to !== '__end__' && !names.includes(route.to)) fail(target, `'${route.to}' is not a node (nodes: ${names.join(', ')}; or __end__)`)
+      if (route.when) checkWhen(route.when, [...loc, 'when'])
+    })
     let interrupts = 0
     node.steps.forEach((step, s) => {
       const loc: Loc = [...at, 'steps', s]
@@ -180,10 +239,7 @@ function checkGraph(graph: Graph, fail: (loc: Loc, msg: string) => never): void 
         declared(step.interrupt!.resume_key, [...loc, 'interrupt', 'resume_key'])
         templates(step.interrupt!.value, [...loc, 'interrupt', 'value'])
       } else if (kind === 'fail') {
-        const when = step.fail!.when
-        if (when && when.configurable === undefined && when.human_contains === undefined) {
-          fail([...loc, 'fail', 'when'], 'name a condition: configurable or human_contains')
-        }
+        if (step.fail!.when) checkWhen(step.fail!.when, [...loc, 'fail', 'when'])
         templates(step.fail!.message, [...loc, 'fail', 'message'])
       } else if (kind === 'custom') {
         templates(step.custom, [...loc, 'custom'])

@@ -172,3 +172,14 @@ export function lastHumanText(messages: unknown): string {
   const last = (messages as Message[]).findLast((m) => isObject(m) && m.type === 'human')
   return last ? textOf(last) : ''
 }
+
+/** The last message of a type in a message list (undefined when there is none). */
+export function lastOf(messages: unknown, type: string): Message | undefined {
+  return Array.isArray(messages) ? (messages as Message[]).findLast((m) => isObject(m) && m.type === type) : undefined
+}
+
+/** The tool calls of the last AI message ([] when it has none, or there is no AI message). */
+export function lastToolCalls(messages: unknown): { name: string; args: Record<string, unknown>; id: string }[] {
+  const calls = lastOf(messages, 'ai')?.tool_calls
+  return Array.isArray(calls) ? calls.filter(isObject) as { name: string; args: Record<string, unknown>; id: string }[] : []
+}

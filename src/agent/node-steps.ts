@@ -4,8 +4,9 @@
 
 import { v7 as uuid7 } from 'uuid'
 import { GraphError } from './graph-error.js'
-import type { GraphNode, Step, When } from './graphs.js'
-import { aiMessage, lastHumanText, type Message } from './messages.js'
+import { holds } from './conditions.js'
+import type { GraphNode, Step } from './graphs.js'
+import { aiMessage, type Message } from './messages.js'
 import { applyWrites, foldWrites, normalizeUpdate, type Channels } from './state.js'
 import type { Emit, StreamModes, TaskView } from './stream-modes.js'
 import { renderText, renderValue } from './templates.js'
@@ -22,7 +23,12 @@ export interface NodeContext {
   request: RunRequest
   /** Set when the node is resumed: the value its interrupt step returns. */
   resume?: { value: unknown }
+  /** How many times the node ran before in this run. */
+  visits?: number
 }
+
+/** The run's `config.configurable`. */
+export const configurableOf = (request: RunRequest) => (request.config.configurable ?? {}) as Record<string, unknown>
 
 export function* emit(list: Emit[]): Generator<EngineOutput> {
   for (const item of list) yield 'protocol' in item ? { kind: 'protocol', event: item.protocol } : { kind: 'emit', event: item.event, data: item.data }
@@ -30,22 +36,6 @@ export function* emit(list: Emit[]): Generator<EngineOutput> {
 
 /** Word chunks that keep their leading spaces, so that joined they give the text back exactly. */
 export const wordChunks = (text: string): string[] => (text === '' ? [''] : (text.match(/\s*\S+|\s+$/g) ?? [text]))
-
-/** Truthy as a flag: true, a non-zero number, a non-empty list or object, a string other than '', '0', 'false'. */
-const truthy = (v: unknown) =>
-  v === true ||
-  (typeof v === 'number' && v !== 0) ||
-  (typeof v === 'string' && !['', '0', 'false'].includes(v.toLowerCase())) ||
-  (Array.isArray(v) && v.length > 0) ||
-  (typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length > 0)
-
-/** Whether a `fail` step fails: always without `when`, else when one of its conditions holds. */
-function holds(when: When | undefined, state: State, config: RunRequest['config']): boolean {
-  if (!when) return true
-  const configurable = (config.configurable ?? {}) as Record<string, unknown>
-  if (when.configurable !== undefined && truthy(configurable[when.configurable])) return true
-  return when.human_contains !== undefined && lastHumanText(state.messages).toLowerCase().includes(when.human_contains.toLowerCase())
-}
 
 export async function* playNode(node: GraphNode, task: TaskView, context: NodeContext): AsyncGenerator<EngineOutput, NodeOutcome> {
   const { channels, request } = context
@@ -72,7 +62,7 @@ export async function* playNode(node: GraphNode, task: TaskView, context: NodeCo
       else if (step.interrupt) {
         if (!context.resume) return { kind: 'interrupt', value: renderValue(step.interrupt.value, state, request.context) }
         write({ [step.interrupt.resume_key]: context.resume.value })
-      } else if (step.fail && holds(step.fail.when, state, request.config)) {
+      } else if (step.fail && holds(step.fail.when, { state, configurable: configurableOf(request), visits: context.visits ?? 0 })) {
         return { kind: 'fail', error: new GraphError(step.fail.error ?? 'Error', renderText(step.fail.message, state, request.context)) }
       }
     }
