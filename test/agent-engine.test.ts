@@ -111,7 +111,7 @@ const engine = createEngine(GRAPHS)
 const say = (content: string, id = 'h1') => ({ messages: [{ role: 'user', content, id }] })
 
 t.test('the shipped graphs are listed in file-name order', async (t) => {
-  t.same(engine.graphs().map((g) => g.graph_id), ['agent', 'approval', 'flaky', 'pipeline'])
+  t.same(engine.graphs().map((g) => g.graph_id), ['agent', 'approval', 'flaky', 'pipeline', 'tools_agent'])
   t.equal(engine.info('nope'), undefined)
   t.match(engine.info('agent')!.description, /Echo/)
 })
@@ -675,7 +675,7 @@ t.test('an invalid graph fixture stops loading with one line naming the file and
   fixtureError(t, { graph_id: 'g', nodes: [node, node] }, "nodes[1].name: 'n' names two nodes")
   fixtureError(t, { graph_id: 'g', nodes: [{ name: '__end__' }] }, "nodes[0].name: '__end__' is a reserved name")
   fixtureError(t, { graph_id: 'g', nodes: [{ name: 'n', steps: [{ custom: 1, wait_ms: 2 }] }] },
-    'nodes[0].steps[0]: a step does exactly one of reply, update, custom, wait_ms, interrupt, fail (found custom, wait_ms)')
+    'nodes[0].steps[0]: a step does exactly one of reply, update, custom, wait_ms, interrupt, fail, tools (found custom, wait_ms)')
   fixtureError(t, { graph_id: 'g', nodes: [{ name: 'n', steps: [{ update: { x: 1 } }] }] }, "nodes[0].steps[0].update.x: 'x' is not a state key (declared: none)")
   fixtureError(t, { graph_id: 'g', nodes: [{ name: 'n', steps: [{ reply: { text: 'hi' } }] }] },
     "nodes[0].steps[0].reply: a reply needs the state key 'messages' with the reducer 'messages'")
@@ -686,7 +686,7 @@ t.test('an invalid graph fixture stops loading with one line naming the file and
     'nodes[0].steps[1].interrupt: a node holds at most one interrupt (put the next one in its own node)')
   fixtureError(t, { graph_id: 'g', nodes: [{ name: 'n', steps: [{ interrupt: { value: 1 } }] }] }, 'nodes[0].steps[0].interrupt.resume_key: Field required')
   fixtureError(t, { graph_id: 'g', nodes: [{ name: 'n', steps: [{ fail: { message: 'x', when: {} } }] }] },
-    'nodes[0].steps[0].fail.when: name a condition: configurable, human_contains, human_matches, state, state_truthy, tool_calls, tool_result_contains, visits_at_least')
+    'nodes[0].steps[0].fail.when: name a condition: configurable, human_contains, human_matches, state, state_truthy, tool_calls, tool_result_contains, visits_at_least, last_message, all, not')
 })
 
 t.test('two files defining one graph_id are refused', async (t) => {

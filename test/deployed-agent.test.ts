@@ -51,7 +51,7 @@ t.test('create, poll until DEPLOYED, then the SDK streams from the deployment ur
   t.equal((await call('GET', `/v2/deployments/${deployment.id}`)).body.status, 'READY')
 
   const assistants = await agent.assistants.search()
-  t.same(assistants.map((a) => a.graph_id).sort(), ['agent', 'approval', 'flaky', 'pipeline'], 'each graph has its system assistant')
+  t.same(assistants.map((a) => a.graph_id).sort(), ['agent', 'approval', 'flaky', 'pipeline', 'tools_agent'], 'each graph has its system assistant')
   const thread = await agent.threads.create()
   const parts: { event: string; data: any }[] = []
   for await (const part of agent.runs.stream(thread.thread_id, 'agent', {

@@ -98,13 +98,13 @@ t.test('the graph drawing shows a router\'s conditional edges and a loop\'s edge
   const router = await client.assistants.getGraph('router')
   t.same(router.edges, [
     { source: '__start__', target: 'classify', conditional: false },
-    { source: 'classify', target: 'weather', conditional: true },
-    { source: 'classify', target: 'shout', conditional: true },
-    { source: 'classify', target: 'chat', conditional: true },
     { source: 'weather', target: '__end__', conditional: false },
     { source: 'shout', target: '__end__', conditional: false },
     { source: 'chat', target: '__end__', conditional: false },
-  ])
+    { source: 'classify', target: 'weather', conditional: true },
+    { source: 'classify', target: 'shout', conditional: true },
+    { source: 'classify', target: 'chat', conditional: true },
+  ], 'plain edges first, then the conditional ones, as LangGraph draws them')
   const loop = await client.assistants.getGraph('loop')
   t.same(loop.edges.filter((e) => e.source === 'tick'), [
     { source: 'tick', target: 'finish', conditional: true },
@@ -128,11 +128,12 @@ t.test('bad routes stop loading with one line naming the file and the field', as
   }
   bad({ nodes: [{ name: 'a', next: 'b' }] }, "nodes[0].next: 'b' is not a node (nodes: a; or __end__)")
   bad({ nodes: [{ name: 'a', next: [{ to: 'nowhere' }] }] }, "nodes[0].next[0].to: 'nowhere' is not a node (nodes: a; or __end__)")
-  bad({ nodes: [{ name: 'a', next: [{ when: {}, to: 'a' }] }] }, 'nodes[0].next[0].when: name a condition: configurable, human_contains, human_matches, state, state_truthy, tool_calls, tool_result_contains, visits_at_least')
+  bad({ nodes: [{ name: 'a', next: [{ when: {}, to: 'a' }] }] }, 'nodes[0].next[0].when: name a condition: configurable, human_contains, human_matches, state, state_truthy, tool_calls, tool_result_contains, visits_at_least, last_message, all, not')
+  bad({ nodes: [{ name: 'a', next: [{ when: { all: [{ not: { all: [] } }] }, to: 'a' }] }] }, 'nodes[0].next[0].when.all[0].not.all: Extra inputs are not permitted')
   bad({ nodes: [{ name: 'a', next: [{ when: { human_matches: '(' }, to: 'a' }] }] }, 'nodes[0].next[0].when.human_matches: not a regular expression: Invalid regular expression: /(/: Unterminated group')
   bad({ nodes: [{ name: 'a', next: [{ when: { state: { nope: 1 } }, to: 'a' }] }] }, "nodes[0].next[0].when.state.nope: 'nope' is not a state key (declared: messages, n)")
   bad({ nodes: [{ name: 'a', next: [] }] }, 'nodes[0].next: give at least one route (or leave next out: the next node in the list)')
   bad({ nodes: [{ name: 'a', next: [{ to: 'a', extra: 1 }] }] }, 'nodes[0].next[0].extra: Extra inputs are not permitted')
   bad({ state: { n: 'replace' }, nodes: [{ name: 'a', next: [{ when: { tool_calls: true }, to: 'a' }] }] },
-    "nodes[0].next[0].when: tool_calls and tool_result_contains need the state key 'messages' with the reducer 'messages'")
+    "nodes[0].next[0].when: tool_calls, tool_result_contains and last_message need the state key 'messages' with the reducer 'messages'")
 })

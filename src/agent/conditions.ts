@@ -24,8 +24,9 @@ export interface Situation {
 }
 
 /** Whether one of `when`'s conditions holds (a missing `when` always holds). */
-export function holds(when: When | undefined, { state, configurable, visits }: Situation): boolean {
+export function holds(when: When | undefined, situation: Situation): boolean {
   if (!when) return true
+  const { state, configurable, visits } = situation
   const human = () => lastHumanText(state.messages)
   const tool = lastOf(state.messages, 'tool')
   return (
@@ -36,7 +37,10 @@ export function holds(when: When | undefined, { state, configurable, visits }: S
     (when.state_truthy !== undefined && truthy(state[when.state_truthy])) ||
     (when.tool_calls !== undefined && lastToolCalls(state.messages).length > 0 === when.tool_calls) ||
     (when.tool_result_contains !== undefined && tool !== undefined && textOf(tool).toLowerCase().includes(when.tool_result_contains.toLowerCase())) ||
-    (when.visits_at_least !== undefined && visits >= when.visits_at_least)
+    (when.visits_at_least !== undefined && visits >= when.visits_at_least) ||
+    (when.last_message !== undefined && Array.isArray(state.messages) && (state.messages.at(-1) as { type?: unknown } | undefined)?.type === when.last_message) ||
+    (when.all !== undefined && when.all.every((inner) => holds(inner, situation))) ||
+    (when.not !== undefined && !holds(when.not, situation))
   )
 }
 

@@ -15,18 +15,31 @@ function drawable(graph: Graph): GraphInfo['drawable'] {
   return {
     nodes: [
       { id: '__start__', type: 'schema', data: { $schema: DRAFT } },
-      ...names.map((name) => ({ id: name, type: 'runnable', data: { id: ['langgraph', 'RunnableCallable'], name }, metadata: {} })),
+      ...graph.nodes.map((node) => {
+        // A node with a tools step draws as LangGraph's prebuilt ToolNode does, naming its tools.
+        const tools = [...new Set(node.steps.flatMap((step) => Object.keys(step.tools ?? {}).filter((name) => name !== '*')))]
+        return tools.length > 0 || node.steps.some((step) => step.tools)
+          ? { id: node.name, type: 'runnable', data: { id: ['langgraph', 'ToolNode'], name: 'func' }, metadata: { __tools: tools } }
+          : { id: node.name, type: 'runnable', data: { id: ['langgraph', 'RunnableCallable'], name: node.name }, metadata: {} }
+      }),
       { id: '__end__', type: 'schema', data: { $schema: DRAFT } },
     ],
+    // Plain edges first, then each router's conditional edges, as LangGraph draws them.
     edges: [
       { source: '__start__', target: names[0], conditional: false },
-      // A node's routes: one plain edge, or a conditional edge to each place a route leads.
-      ...graph.nodes.flatMap((node) => {
-        const conditional = node.routes.length > 1 || node.routes.some((r) => r.when !== undefined)
-        return [...new Set(node.routes.map((r) => r.to))].map((target) => ({ source: node.name, target, conditional }))
-      }),
+      ...edgesOf(graph, false),
+      ...edgesOf(graph, true),
     ],
   }
+}
+
+/** The edges the nodes' routes draw: a node's one plain edge, or (`conditional`) an edge to each place its routes lead. */
+function edgesOf(graph: Graph, conditional: boolean) {
+  return graph.nodes.flatMap((node) => {
+    const routed = node.routes.length > 1 || node.routes.some((r) => r.when !== undefined)
+    if (routed !== conditional) return []
+    return [...new Set(node.routes.map((r) => r.to))].map((target) => ({ source: node.name, target, conditional }))
+  })
 }
 
 function schemas(graph: Graph): Record<string, unknown> {

@@ -15,11 +15,35 @@ import { unknownTemplates } from './templates.js'
 
 const Ms = (options: object = {}) => Type.Integer({ minimum: 0, ...options })
 
+const ToolCallSpec = Type.Object({
+  name: Type.String({ minLength: 1 }),
+  /** The call's arguments (templated). */
+  args: Type.Optional(Dict(Type.Unknown(), { default: {} })),
+  /** The call's id (templated); default `call_` and 24 hex digits derived from the message and the call's place. */
+  id: Type.Optional(Type.String({ minLength: 1 })),
+})
+
 const Reply = Type.Object({
-  /** The reply, with templates; `{{last_human}}` makes an echo. */
-  text: Type.String(),
-  /** Clock time between two streamed chunks (one chunk per word). */
+  /** The reply, with templates; `{{last_human}}` makes an echo. May be empty when it calls tools. */
+  text: Type.Optional(Type.String({ default: '' })),
+  /** Tools the AI message calls (streamed after the text, as a provider streams them). */
+  tool_calls: Type.Optional(Type.Array(ToolCallSpec, { default: [] })),
+  /** The message's `usage_metadata` and `response_metadata`, as a provider reports them (sent on a last empty chunk). */
+  usage_metadata: Type.Optional(Dict(Type.Unknown())),
+  response_metadata: Type.Optional(Dict(Type.Unknown())),
+  /** Clock time between two streamed chunks (a word, a tool call, a piece of its arguments). */
   token_delay_ms: Type.Optional(Ms({ default: 0 })),
+})
+
+/** What a tool answers: its content (templated; `{{args.<key>}}` reads the call's arguments), or an error. */
+const ToolResult = Type.Object({
+  content: Type.Optional(Type.Unknown()),
+  /** The tool's artifact (templated), kept on the ToolMessage. */
+  artifact: Type.Optional(Type.Unknown()),
+  /** The tool raises an error of this name; `content` is its message. */
+  error: Type.Optional(Type.String({ minLength: 1 })),
+  /** Custom progress payloads the tool writes while it runs (templated). */
+  progress: Type.Optional(Type.Array(Type.Unknown())),
 })
 
 const Interrupt = Type.Object({
@@ -29,8 +53,8 @@ const Interrupt = Type.Object({
   resume_key: Type.String({ minLength: 1 }),
 })
 
-/** Conditions of a `fail` step or a route: it applies when one of them holds. */
-const When = Type.Object({
+/** Conditions of a `fail` step, a step or a route: it applies when one of them holds. */
+const Leaf = {
   /** The run's `config.configurable.<key>` is truthy. */
   configurable: Type.Optional(Type.String({ minLength: 1 })),
   /** The last human message contains this text (case-insensitive). */
@@ -47,8 +71,19 @@ const When = Type.Object({
   tool_result_contains: Type.Optional(Type.String({ minLength: 1 })),
   /** The node has run at least this many times in this run (the node the route leaves). */
   visits_at_least: Type.Optional(Type.Integer({ minimum: 1 })),
+  /** The last message is of this type. */
+  last_message: Type.Optional(StringEnum(['human', 'ai', 'tool', 'system'])),
+}
+const LeafWhen = Type.Object(Leaf)
+/** This does not hold. */
+const Not = Type.Optional(LeafWhen)
+const When = Type.Object({
+  ...Leaf,
+  /** Every one of these holds (each a `when` without `all`; its `not` has neither). */
+  all: Type.Optional(Type.Array(Type.Object({ ...Leaf, not: Not }), { minItems: 1 })),
+  not: Not,
 })
-export const CONDITIONS = ['configurable', 'human_contains', 'human_matches', 'state', 'state_truthy', 'tool_calls', 'tool_result_contains', 'visits_at_least'] as const
+export const CONDITIONS = ['configurable', 'human_contains', 'human_matches', 'state', 'state_truthy', 'tool_calls', 'tool_result_contains', 'visits_at_least', 'last_message', 'all', 'not'] as const
 
 /** Where a node goes: to `to` when `when` holds (always without `when`); the first that applies wins. */
 const Route = Type.Object({
@@ -71,8 +106,12 @@ const Step = Type.Object({
   wait_ms: Type.Optional(Ms()),
   interrupt: Type.Optional(Interrupt),
   fail: Type.Optional(Fail),
+  /** Answers each tool call of the last AI message with a ToolMessage, by tool name (`*`: any other tool). */
+  tools: Type.Optional(Dict(ToolResult)),
+  /** The step runs only when this holds (read from the state as the node's earlier steps left it). */
+  when: Type.Optional(When),
 })
-export const STEP_KINDS = ['reply', 'update', 'custom', 'wait_ms', 'interrupt', 'fail'] as const
+export const STEP_KINDS = ['reply', 'update', 'custom', 'wait_ms', 'interrupt', 'fail', 'tools'] as const
 
 const Node = Type.Object({
   name: Type.String({ minLength: 1 }),
@@ -96,7 +135,8 @@ export const GraphFixture = Type.Object({
 })
 
 export type Step = Static<typeof Step>
-export type When = Static<typeof When>
+/** A `when` (an inner one of `all` / `not` has no `all` or `not` of its own). */
+export type When = Static<typeof LeafWhen> & { all?: When[]; not?: When }
 export type Route = Static<typeof Route>
 /** A node as loaded: its `next` as routes (a plain name is one route without a condition; none given, the next node in the list). */
 export type GraphNode = Required<Omit<Static<typeof Node>, 'steps' | 'next'>> & { steps: Step[]; routes: Route[]; next?: string | Route[] }
@@ -186,13 +226,15 @@ function checkGraph(graph: Graph, fail: (loc: Loc, msg: string) => never): void 
   const declared = (key: string, loc: Loc) => {
     if (!keys.includes(key)) fail(loc, `'${key}' is not a state key (declared: ${keys.join(', ') || 'none'})`)
   }
-  const templates = (value: unknown, loc: Loc) => {
-    const [unknown] = unknownTemplates(value, keys)
+  const templates = (value: unknown, loc: Loc, extra: string[] = []) => {
+    const [unknown] = unknownTemplates(value, keys, extra)
     if (unknown !== undefined) fail(loc, `unknown template '{{${unknown}}}' (use {{last_human}}, {{state.<key>}} or {{context.<key>}})`)
   }
   const checkWhen = (when: When, loc: Loc) => {
     const named = CONDITIONS.filter((c) => when[c] !== undefined)
     if (named.length === 0) fail(loc, `name a condition: ${CONDITIONS.join(', ')}`)
+    when.all?.forEach((inner, i) => checkWhen(inner, [...loc, 'all', i]))
+    if (when.not) checkWhen(when.not, [...loc, 'not'])
     if (when.human_matches !== undefined) {
       try {
         new RegExp(when.human_matches)
@@ -202,8 +244,8 @@ function checkGraph(graph: Graph, fail: (loc: Loc, msg: string) => never): void 
     }
     for (const key of Object.keys(when.state ?? {})) declared(key, [...loc, 'state', key])
     if (when.state_truthy !== undefined) declared(when.state_truthy, [...loc, 'state_truthy'])
-    if ((when.tool_calls !== undefined || when.tool_result_contains !== undefined) && graph.state.messages !== 'messages') {
-      fail(loc, `tool_calls and tool_result_contains need the state key 'messages' with the reducer 'messages'`)
+    if ((when.tool_calls !== undefined || when.tool_result_contains !== undefined || when.last_message !== undefined) && graph.state.messages !== 'messages') {
+      fail(loc, `tool_calls, tool_result_contains and last_message need the state key 'messages' with the reducer 'messages'`)
     }
   }
   if (graph.nodes.length === 0) fail(['nodes'], 'a graph needs at least one node')
@@ -223,6 +265,7 @@ function checkGraph(graph: Graph, fail: (loc: Loc, msg: string) => never): void 
     let interrupts = 0
     node.steps.forEach((step, s) => {
       const loc: Loc = [...at, 'steps', s]
+      if (step.when) checkWhen(step.when, [...loc, 'when'])
       const kinds = STEP_KINDS.filter((kind) => Object.hasOwn(step, kind))
       if (kinds.length !== 1) fail(loc, `a step does exactly one of ${STEP_KINDS.join(', ')} (found ${kinds.join(', ') || 'none'})`)
       const kind = kinds[0]
@@ -231,6 +274,7 @@ function checkGraph(graph: Graph, fail: (loc: Loc, msg: string) => never): void 
           fail([...loc, 'reply'], `a reply needs the state key 'messages' with the reducer 'messages'`)
         }
         templates(step.reply!.text, [...loc, 'reply', 'text'])
+        templates(step.reply!.tool_calls, [...loc, 'reply', 'tool_calls'])
       } else if (kind === 'update') {
         for (const key of Object.keys(step.update!)) declared(key, [...loc, 'update', key])
         templates(step.update, [...loc, 'update'])
@@ -243,6 +287,9 @@ function checkGraph(graph: Graph, fail: (loc: Loc, msg: string) => never): void 
         templates(step.fail!.message, [...loc, 'fail', 'message'])
       } else if (kind === 'custom') {
         templates(step.custom, [...loc, 'custom'])
+      } else if (kind === 'tools') {
+        if (graph.state.messages !== 'messages') fail([...loc, 'tools'], `a tools step needs the state key 'messages' with the reducer 'messages'`)
+        for (const [name, result] of Object.entries(step.tools!)) templates(result, [...loc, 'tools', name], ['args'])
       }
     })
   })

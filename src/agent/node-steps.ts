@@ -2,11 +2,12 @@
 // custom events, waits, its interrupt (or the resume value that answers it) and failures. It
 // yields the events the steps make and returns what the node wrote, or where it stopped.
 
-import { v7 as uuid7 } from 'uuid'
+import { v5 as uuid5, v7 as uuid7 } from 'uuid'
 import { GraphError } from './graph-error.js'
 import { holds } from './conditions.js'
 import type { GraphNode, Step } from './graphs.js'
-import { aiMessage, type Message } from './messages.js'
+import { coerceMessage, lastToolCalls, type Message } from './messages.js'
+import { PartialReply, pieces, replyMessage, type ScriptedReply } from './reply-chunks.js'
 import { applyWrites, foldWrites, normalizeUpdate, type Channels } from './state.js'
 import type { Emit, StreamModes, TaskView } from './stream-modes.js'
 import { renderText, renderValue } from './templates.js'
@@ -34,9 +35,6 @@ export function* emit(list: Emit[]): Generator<EngineOutput> {
   for (const item of list) yield 'protocol' in item ? { kind: 'protocol', event: item.protocol } : { kind: 'emit', event: item.event, data: item.data }
 }
 
-/** Word chunks that keep their leading spaces, so that joined they give the text back exactly. */
-export const wordChunks = (text: string): string[] => (text === '' ? [''] : (text.match(/\s*\S+|\s+$/g) ?? [text]))
-
 export async function* playNode(node: GraphNode, task: TaskView, context: NodeContext): AsyncGenerator<EngineOutput, NodeOutcome> {
   const { channels, request } = context
   const wait = (ms: number) => request.clock.until(request.clock.now() + ms, request.signal)
@@ -52,6 +50,7 @@ export async function* playNode(node: GraphNode, task: TaskView, context: NodeCo
   if (node.delay_ms > 0) await wait(node.delay_ms)
   try {
     for (const step of node.steps) {
+      if (step.when && !holds(step.when, { state, configurable: configurableOf(request), visits: context.visits ?? 0 })) continue
       if (step.reply) {
         const message = yield* reply(step.reply, task, state, context, wait)
         write({ messages: [message] })
@@ -62,6 +61,8 @@ export async function* playNode(node: GraphNode, task: TaskView, context: NodeCo
       else if (step.interrupt) {
         if (!context.resume) return { kind: 'interrupt', value: renderValue(step.interrupt.value, state, request.context) }
         write({ [step.interrupt.resume_key]: context.resume.value })
+      } else if (step.tools) {
+        write({ messages: yield* tools(step.tools, task, state, context) })
       } else if (step.fail && holds(step.fail.when, { state, configurable: configurableOf(request), visits: context.visits ?? 0 })) {
         return { kind: 'fail', error: new GraphError(step.fail.error ?? 'Error', renderText(step.fail.message, state, request.context)) }
       }
@@ -77,7 +78,24 @@ export async function* playNode(node: GraphNode, task: TaskView, context: NodeCo
   return { kind: 'ok', state, writes, unstreamed }
 }
 
-/** Streams an AI message word by word (`token_delay_ms` apart) and returns it whole. */
+/** The reply's text and tool calls rendered; a call without an id gets one derived from the message id and its place. */
+function scripted(spec: NonNullable<Step['reply']>, messageId: string, state: State, request: RunRequest): ScriptedReply {
+  const toolCalls = (spec.tool_calls ?? []).map((call, i) => ({
+    name: call.name,
+    args: renderValue(call.args ?? {}, state, request.context) as Record<string, unknown>,
+    id: call.id === undefined ? `call_${uuid5(`${messageId}:${i}`, TOOL_CALL_IDS).replaceAll('-', '').slice(0, 24)}` : renderText(call.id, state, request.context),
+  }))
+  return {
+    text: renderText(spec.text ?? '', state, request.context),
+    toolCalls,
+    ...(spec.usage_metadata ? { usage: spec.usage_metadata } : {}),
+    ...(spec.response_metadata ? { responseMetadata: spec.response_metadata } : {}),
+  }
+}
+
+const TOOL_CALL_IDS = '6f1c3a52-9b7e-4d21-8c0a-2e5f7b9d1a43'
+
+/** Streams an AI message as a chat model does (`token_delay_ms` between chunks) and returns it whole. */
 async function* reply(
   spec: NonNullable<Step['reply']>,
   task: TaskView,
@@ -86,17 +104,52 @@ async function* reply(
   wait: (ms: number) => Promise<void>,
 ): AsyncGenerator<EngineOutput, Message> {
   const id = `run-${uuid7({ msecs: request.clock.now() })}`
-  const text = renderText(spec.text, state, request.context)
+  const script = scripted(spec, id, state, request)
   const history = state.messages ?? []
   const delay = spec.token_delay_ms ?? 0
-  yield* emit(modes.replyStart(task, id, history))
-  let sofar = ''
-  for (const [i, chunk] of wordChunks(text).entries()) {
+  yield* emit(modes.replyStart(task, id, history, script))
+  const partial = new PartialReply()
+  for (const [i, piece] of pieces(script).entries()) {
     if (i > 0 && delay > 0) await wait(delay)
-    sofar += chunk
-    yield* emit(modes.replyChunk(task, id, chunk, sofar))
+    partial.add(piece)
+    yield* emit(modes.replyChunk(task, id, piece, partial))
   }
-  const message = aiMessage(id, text)
+  const message = replyMessage(id, script)
   yield* emit(modes.replyEnd(task, message, history))
   return message
 }
+
+/**
+ * A tools step, as LangGraph's ToolNode runs: each tool call of the last AI message gets a
+ * ToolMessage, from the result scripted for its tool (`*` for any other); a tool that raises, or
+ * one the script does not know, answers an error ToolMessage (`Error: <message>\n Please fix your
+ * mistakes.`). The calls start together; their ends follow in order, errors last.
+ */
+async function* tools(
+  spec: NonNullable<Step['tools']>,
+  task: TaskView,
+  state: State,
+  { modes, request }: NodeContext,
+): AsyncGenerator<EngineOutput, Message[]> {
+  const calls = lastToolCalls(state.messages)
+  for (const call of calls) yield* emit(modes.toolStart(task, call))
+  const answered: { call: (typeof calls)[number]; message: Message; error?: string }[] = []
+  for (const call of calls) {
+    const result = spec[call.name] ?? spec['*']
+    const roots = { args: call.args }
+    for (const payload of result?.progress ?? []) yield* emit(modes.toolProgress(task, call, renderValue(payload, state, request.context, roots)))
+    const content = result ? renderValue(result.content ?? '', state, request.context, roots) : `Tool "${call.name}" not found.`
+    const error = result === undefined ? 'Error' : result.error
+    const fields = { type: 'tool', tool_call_id: call.id, name: call.name }
+    const message = error === undefined
+      ? coerceMessage({ ...fields, content, status: 'success', artifact: result?.artifact === undefined ? null : renderValue(result.artifact, state, request.context, roots) })
+      : coerceMessage({ ...fields, content: `Error: ${typeof content === 'string' ? content : JSON.stringify(content)}\n Please fix your mistakes.`, status: 'error' })
+    answered.push({ call, message, ...(error === undefined ? {} : { error }) })
+  }
+  for (const { call, message, error } of answered) if (error === undefined) yield* emit(modes.toolEnd(task, call, message))
+  for (const { call, message, error } of answered) if (error !== undefined) yield* emit(modes.toolError(task, call, error, textOfError(message)))
+  return answered.map((a) => a.message)
+}
+
+/** The message a tool's error carried (an error ToolMessage's content without LangGraph's wrapping). */
+const textOfError = (message: Message) => String(message.content).replace(/^Error: /, '').replace(/\n Please fix your mistakes\.$/, '')

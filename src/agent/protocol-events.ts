@@ -3,6 +3,7 @@
 // payloads from what the engine says happened; the thread's log numbers and stamps them.
 
 import type { Message } from './messages.js'
+import type { Piece, ScriptedReply } from './reply-chunks.js'
 import type { TaskView } from './stream-modes.js'
 import type { CheckpointRecord, Interrupt, ProtocolEvent, State } from './types.js'
 
@@ -23,14 +24,18 @@ export function rootLifecycle(event: 'running' | 'completed' | 'interrupted' | '
 export function protocolMessage(message: Message): Message {
   const out: Message = { type: message.type, content: message.content, id: message.id }
   if (message.type === 'ai') {
-    out.content = typeof message.content === 'string' ? (message.content === '' ? [] : [{ type: 'text', text: message.content }]) : message.content
+    const calls = Array.isArray(message.tool_calls) ? (message.tool_calls as { id: unknown; name: unknown; args: unknown }[]) : []
+    const text = typeof message.content === 'string' ? (message.content === '' ? [] : [{ type: 'text', text: message.content }]) : message.content as unknown[]
+    // Content blocks: the text, then one `tool_call` block per call, as the protocol's messages carry them.
+    out.content = typeof message.content === 'string' ? [...text, ...calls.map((c) => ({ type: 'tool_call', id: c.id, name: c.name, args: c.args }))] : message.content
     if (isObject(message.response_metadata) && Object.keys(message.response_metadata).length > 0) out.response_metadata = message.response_metadata
-    if (Array.isArray(message.tool_calls) && message.tool_calls.length > 0) out.tool_calls = message.tool_calls
+    if (calls.length > 0) out.tool_calls = calls.map((c) => ({ id: c.id, name: c.name, args: c.args, type: 'tool_call' }))
   }
   if (typeof message.name === 'string') out.name = message.name
   if (message.type === 'tool') {
     out.tool_call_id = message.tool_call_id
     out.status = message.status
+    if (message.artifact !== null && message.artifact !== undefined) out.artifact = message.artifact
   }
   return out
 }
@@ -59,6 +64,11 @@ export class ProtocolEvents {
 
   updates(node: string, writes: Record<string, unknown>): ProtocolEvent[] {
     return [{ method: 'updates', namespace: [], node, data: protocolState(writes) }]
+  }
+
+  /** An event of the `tools` channel, in the namespace of the task whose tool it is. */
+  tool(task: TaskView, data: Record<string, unknown>): ProtocolEvent[] {
+    return [...this.#open(task), { method: 'tools', namespace: taskNamespace(task), data }]
   }
 
   custom(payload: unknown): ProtocolEvent[] {
@@ -95,29 +105,45 @@ export class ProtocolEvents {
     return interrupts.map((i) => ({ method: 'input.requested', namespace: [], data: { interrupt_id: i.id, payload: i.value } }))
   }
 
-  // --- a streamed reply: message-start, one text block (start, deltas, finish), message-finish ---
+  // --- a streamed reply: message-start, content blocks (start, deltas, finish), message-finish ---
+  // The text is block 0 when there is text; each tool call is the block its chunk's index names.
 
-  replyStart(task: TaskView, messageId: string): ProtocolEvent[] {
+  replyStart(task: TaskView, messageId: string, reply: ScriptedReply): ProtocolEvent[] {
     const ns = taskNamespace(task)
     const runId = chatRunId(messageId)
+    const text = reply.text !== '' || reply.toolCalls.length === 0
     return [
       ...this.#open(task),
       { method: 'messages', namespace: ns, data: { event: 'message-start', id: messageId, run_id: runId } },
-      { method: 'messages', namespace: ns, data: { event: 'content-block-start', index: 0, content: { type: 'text', text: '' }, run_id: runId } },
+      ...(text ? [{ method: 'messages', namespace: ns, data: { event: 'content-block-start', index: 0, content: { type: 'text', text: '' }, run_id: runId } }] : []),
     ]
   }
 
-  replyChunk(task: TaskView, messageId: string, text: string): ProtocolEvent[] {
-    return [{ method: 'messages', namespace: taskNamespace(task), data: { event: 'content-block-delta', index: 0, delta: { type: 'text-delta', text }, run_id: chatRunId(messageId) } }]
+  replyChunk(task: TaskView, messageId: string, piece: Piece): ProtocolEvent[] {
+    const ns = taskNamespace(task)
+    const runId = chatRunId(messageId)
+    const event = (data: Record<string, unknown>): ProtocolEvent[] => [{ method: 'messages', namespace: ns, data: { ...data, run_id: runId } }]
+    switch (piece.kind) {
+      case 'text': return event({ event: 'content-block-delta', index: 0, delta: { type: 'text-delta', text: piece.text } })
+      case 'call': return event({ event: 'content-block-start', index: piece.index, content: { type: 'tool_call_chunk', id: piece.id, name: piece.name, args: '', index: piece.index } })
+      case 'args': return event({ event: 'content-block-delta', index: piece.index, delta: { type: 'tool-call-delta', args: piece.args } })
+      default: return piece.usage ? event({ event: 'usage', usage: piece.usage }) : []
+    }
   }
 
   replyEnd(task: TaskView, message: Message): ProtocolEvent[] {
     const ns = taskNamespace(task)
     const runId = chatRunId(message.id as string)
     const text = typeof message.content === 'string' ? message.content : ''
+    const calls = (message.tool_calls ?? []) as { id: string; name: string; args: unknown }[]
+    const blocks = [
+      ...(text !== '' || calls.length === 0 ? [{ type: 'text', text }] : []),
+      ...calls.map((c) => ({ type: 'tool_call', id: c.id, name: c.name, args: c.args })),
+    ]
+    const usage = isObject(message.usage_metadata) ? { usage: message.usage_metadata } : {}
     return [
-      { method: 'messages', namespace: ns, data: { event: 'content-block-finish', index: 0, content: { type: 'text', text }, run_id: runId } },
-      { method: 'messages', namespace: ns, data: { event: 'message-finish', reason: 'stop', run_id: runId } },
+      ...blocks.map((content, index) => ({ method: 'messages', namespace: ns, data: { event: 'content-block-finish', index, content, run_id: runId } })),
+      { method: 'messages', namespace: ns, data: { event: 'message-finish', reason: 'stop', ...usage, run_id: runId } },
     ]
   }
 }

@@ -3,7 +3,8 @@
 // the order the real server sends them. Nothing here waits or decides: it only shapes payloads.
 
 import { v4 as uuid4 } from 'uuid'
-import { aiChunk, type Message } from './messages.js'
+import type { Message } from './messages.js'
+import { chunkOf, type PartialReply, type Piece, type ScriptedReply, type ToolCall } from './reply-chunks.js'
 import { taskPath } from './checkpoints.js'
 import { ProtocolEvents } from './protocol-events.js'
 import type { CheckpointRecord, Interrupt, ProtocolEvent, RunRequest, State } from './types.js'
@@ -226,8 +227,8 @@ export class StreamModes {
 
   // --- a streamed reply ----------------------------------------------------------------------
 
-  replyStart(task: TaskView, messageId: string, history: unknown): Emit[] {
-    const out: Emit[] = this.#protocol((p) => p.replyStart(task, messageId))
+  replyStart(task: TaskView, messageId: string, history: unknown, reply: ScriptedReply): Emit[] {
+    const out: Emit[] = this.#protocol((p) => p.replyStart(task, messageId, reply))
     if (this.has('messages')) {
       out.push({ event: 'messages/metadata', data: { [messageId]: { metadata: this.#chatMetadata(task) } } })
     }
@@ -238,12 +239,12 @@ export class StreamModes {
     return out
   }
 
-  /** One token chunk; `sofar` is the text streamed so far, this chunk included. */
-  replyChunk(task: TaskView, messageId: string, text: string, sofar: string): Emit[] {
-    const chunk = aiChunk(messageId, text)
-    const out: Emit[] = this.#protocol((p) => p.replyChunk(task, messageId, text))
+  /** One streamed piece of a reply (a word, a tool call, a piece of its arguments, the last chunk); `partial` holds all so far. */
+  replyChunk(task: TaskView, messageId: string, piece: Piece, partial: PartialReply): Emit[] {
+    const chunk = chunkOf(messageId, piece)
+    const out: Emit[] = this.#protocol((p) => p.replyChunk(task, messageId, piece))
     if (this.has('messages-tuple')) out.push({ event: 'messages', data: [chunk, this.#chatMetadata(task)] })
-    if (this.has('messages')) out.push({ event: 'messages/partial', data: [aiChunk(messageId, sofar)] })
+    if (this.has('messages')) out.push({ event: 'messages/partial', data: [partial.message(messageId)] })
     if (this.has('events')) out.push(this.#chatEvent(task, 'on_chat_model_stream', { chunk }))
     return out
   }
@@ -260,6 +261,39 @@ export class StreamModes {
 
   #chatEvent(task: TaskView, event: string, data: unknown): Emit {
     return this.#event(event, data, 'HangarChatModel', this.#chatRun!, [], this.#chatMetadata(task), [this.#request.ids.run_id, task.id])
+  }
+
+  // --- the calls of a tools step ----------------------------------------------------------------
+
+  toolStart(task: TaskView, call: ToolCall): Emit[] {
+    const input = JSON.stringify(call.args)
+    return [
+      ...this.#protocol((p) => p.tool(task, { event: 'tool-started', tool_call_id: call.id, tool_name: call.name, input })),
+      ...(this.has('tools') ? [{ event: 'tools', data: { event: 'on_tool_start', toolCallId: call.id, name: call.name, input } }] : []),
+    ]
+  }
+
+  /** A tool's progress: a custom event (as `config.writer` writes it) and the tool's own event. */
+  toolProgress(task: TaskView, call: ToolCall, payload: unknown): Emit[] {
+    return [
+      ...this.custom(payload),
+      ...this.#protocol((p) => p.tool(task, { event: 'tool-output-delta', tool_call_id: call.id, delta: JSON.stringify(payload) })),
+      ...(this.has('tools') ? [{ event: 'tools', data: { event: 'on_tool_event', toolCallId: call.id, name: call.name, data: payload } }] : []),
+    ]
+  }
+
+  toolEnd(task: TaskView, call: ToolCall, message: Message): Emit[] {
+    return [
+      ...this.#protocol((p) => p.tool(task, { event: 'tool-finished', tool_call_id: call.id, output: message })),
+      ...(this.has('tools') ? [{ event: 'tools', data: { event: 'on_tool_end', toolCallId: call.id, name: call.name, output: message } }] : []),
+    ]
+  }
+
+  toolError(task: TaskView, call: ToolCall, error: string, message: string): Emit[] {
+    return [
+      ...this.#protocol((p) => p.tool(task, { event: 'tool-error', tool_call_id: call.id, message })),
+      ...(this.has('tools') ? [{ event: 'tools', data: { event: 'on_tool_error', toolCallId: call.id, name: call.name, error: { name: error } } }] : []),
+    ]
   }
 
   /** Whole messages a node wrote without streaming them (`messages-tuple`, as Python servers do). */
