@@ -5,7 +5,7 @@ import { FixtureError } from '../src/fixtures.js'
 import { interruptId, taskId } from '../src/agent/checkpoints.js'
 import { createEngine, GraphError } from '../src/agent/engine.js'
 import type { CheckpointRecord, EngineOutput, GraphEngine, PausedAt, RunRequest } from '../src/agent/types.js'
-import { turn, until, waitsOnClock } from './helpers.js'
+import { SHIPPED_GRAPHS, turn, until, waitsOnClock } from './helpers.js'
 
 const GRAPHS = join(import.meta.dirname, '..', 'fixtures', 'graphs')
 const IDS = {
@@ -111,7 +111,7 @@ const engine = createEngine(GRAPHS)
 const say = (content: string, id = 'h1') => ({ messages: [{ role: 'user', content, id }] })
 
 t.test('the shipped graphs are listed in file-name order', async (t) => {
-  t.same(engine.graphs().map((g) => g.graph_id), ['agent', 'approval', 'flaky', 'pipeline', 'tools_agent'])
+  t.same(engine.graphs().map((g) => g.graph_id), [...SHIPPED_GRAPHS])
   t.equal(engine.info('nope'), undefined)
   t.match(engine.info('agent')!.description, /Echo/)
 })

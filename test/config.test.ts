@@ -8,7 +8,7 @@ import { startHangar } from '../src/embed.js'
 import { FixtureError, loadFixtures } from '../src/fixtures.js'
 import { closeDatabase, DatabaseError, openDatabase } from '../src/store/db.js'
 import { MIGRATIONS } from '../src/store/migrations.js'
-import { clientFor, makeApp } from './helpers.js'
+import { clientFor, makeApp, SHIPPED_GRAPHS } from './helpers.js'
 
 t.test('with nothing set, every setting has its documented default', async (t) => {
   const { config } = loadConfig([], {})
@@ -220,7 +220,7 @@ t.test('a fixtures directory replaces the kinds it provides; the bundled fixture
 
   const { app, api } = await makeApp(t, { config: { fixtures: dir } })
   const graphs = (await api.post('/assistants/search', {})).body.map((a: any) => a.graph_id).sort()
-  t.same(graphs, ['agent', 'approval', 'flaky', 'pipeline', 'tools_agent'], 'the bundled graphs still serve')
+  t.same(graphs, [...SHIPPED_GRAPHS], 'the bundled graphs still serve')
   t.equal((await api.get('/v2/auth/providers/github')).status, 200, 'and the bundled providers are seeded')
   const listeners = await clientFor(app, { 'x-api-key': 'k', 'x-tenant-id': mine }).get('/v2/listeners')
   t.equal(listeners.status, 403, 'the directory\'s workspace has its plan')

@@ -7,7 +7,7 @@ import { WebSocket } from 'ws'
 import t, { type Test } from 'tap'
 import { Client } from '@langchain/langgraph-sdk'
 import { Client as LangSmith } from 'langsmith'
-import { githubDeployment, runClockUntil, serveApp, TENANT_A, TENANT_B } from './helpers.js'
+import { githubDeployment, runClockUntil, serveApp, SHIPPED_GRAPHS, TENANT_A, TENANT_B } from './helpers.js'
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}'
 
@@ -51,7 +51,7 @@ t.test('create, poll until DEPLOYED, then the SDK streams from the deployment ur
   t.equal((await call('GET', `/v2/deployments/${deployment.id}`)).body.status, 'READY')
 
   const assistants = await agent.assistants.search()
-  t.same(assistants.map((a) => a.graph_id).sort(), ['agent', 'approval', 'flaky', 'pipeline', 'tools_agent'], 'each graph has its system assistant')
+  t.same(assistants.map((a) => a.graph_id).sort(), [...SHIPPED_GRAPHS], 'each graph has its system assistant')
   const thread = await agent.threads.create()
   const parts: { event: string; data: any }[] = []
   for await (const part of agent.runs.stream(thread.thread_id, 'agent', {
@@ -107,7 +107,7 @@ t.test('a deployment keeps serving while a new revision builds, and one that fai
   const patched = await call('PATCH', `/v2/deployments/${deployment.id}`, { source_revision_config: { repo_ref: 'release' } })
   t.not(patched.body.latest_revision_id, deployment.latest_revision_id, 'the patch started a new revision')
   t.equal(patched.body.url, deployment.url, 'the url stays the same across revisions')
-  t.equal((await sdk(deployment.url).assistants.search()).length, 4, 'the previous revision still serves')
+  t.equal((await sdk(deployment.url).assistants.search()).length, SHIPPED_GRAPHS.length, 'the previous revision still serves')
 
   const broken = await deploy('broken', { source_revision_config: { repo_ref: 'hangar/fail-build', langgraph_config_path: 'langgraph.json' } })
   t.equal(await pollRevision(broken.id, broken.latest_revision_id), 'BUILD_FAILED')

@@ -5,6 +5,8 @@
 // fails with a message naming what never came.
 
 import type { EventEmitter } from 'node:events'
+import { readdirSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import type { FastifyPluginAsync } from 'fastify'
 import type { Test } from 'tap'
 import { buildApp, type App } from '../src/app.js'
@@ -202,3 +204,7 @@ export async function runClockUntil(
   }
   throw new Error(`${what}: still not so after ${maxTurns} turns of the event loop and the clock`)
 }
+
+/** The ids of the graphs hangar ships (each gets a system assistant), in file-name order. */
+export const SHIPPED_GRAPHS: readonly string[] = readdirSync(fileURLToPath(new URL('../fixtures/graphs', import.meta.url)))
+  .filter((file) => file.endsWith('.json')).sort().map((file) => file.replace(/\.json$/, ''))

@@ -257,3 +257,22 @@ t.test('older hook: edit the first message forks the thread; regenerate the answ
   t.equal(history.filter((s) => s.parent_checkpoint === null).length, 1, 'one root')
   noPageErrors(t, page)
 })
+
+for (const hook of ['current', 'legacy'] as const) {
+  t.test(`${hook === 'legacy' ? 'older' : 'current'} hook: a tool-calling agent's calls render with their results, as against the real server`, { skip }, async (t) => {
+    const { base } = await serveApp(t)
+    const page = await openChat(t, base, { assistant: 'tools_agent', ...(hook === 'legacy' ? { hook } : {}) })
+    await page.evaluate(() => window.chat.submit('Paris broken'))
+    await page.waitForFunction(() => Array.from(document.querySelectorAll('#messages li'), (li) => li.textContent).some((text) => text?.startsWith('Here is what I found')))
+    await waitLoading(page, false)
+    // The older hook marks the failing call `error` (its ToolMessage has status error); the current
+    // one (1.1.0) ends every call `finished`, the failing one too: against the real JS server 1.5.1
+    // it renders exactly the same.
+    const done = hook === 'legacy' ? 'completed' : 'finished'
+    await page.waitForFunction((want) => JSON.stringify(Array.from(document.querySelectorAll('#tools li'), (li) => li.textContent)) === want,
+      JSON.stringify([`get_weather:${done}`, `search:${done}`, `broken:${hook === 'legacy' ? 'error' : 'finished'}`]))
+    const texts = await messages(page)
+    t.match(texts.at(-1), /^Here is what I found: It is sunny and 21 degrees in Paris broken\. \| Found 2 results for Paris broken\. \| Error: The broken tool failed on: Paris broken/)
+    noPageErrors(t, page)
+  })
+}

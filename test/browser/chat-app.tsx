@@ -44,6 +44,8 @@ interface ChatStream {
   stop(): Promise<void> | void
   respond?(value: unknown): Promise<void>
   getMessagesMetadata?(message: unknown, index: number): MessageMetadata | undefined
+  /** The tool calls of the thread: the older hook's with their `call` and `state`, the current one's with `name` and `status`. */
+  toolCalls?: { call?: { name: string }; state?: string; name?: string; status?: string }[]
   setBranch?(branch: string): void
 }
 
@@ -106,6 +108,9 @@ function Chat() {
               data-branch={meta?.branch && meta.branchOptions ? meta.branchOptions.indexOf(meta.branch) : -1}>{textOf(m.content)}</li>
           )
         })}
+      </ul>
+      <ul id="tools">
+        {(stream.toolCalls ?? []).map((tc, i) => <li key={i}>{`${tc.call?.name ?? tc.name}:${tc.state ?? tc.status}`}</li>)}
       </ul>
       <pre id="interrupt">{stream.interrupt ? JSON.stringify(stream.interrupt.value) : ''}</pre>
       <pre id="error">{error ? String(error.message ?? error) : ''}</pre>
