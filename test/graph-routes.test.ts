@@ -121,7 +121,7 @@ t.test('a state update as a router node goes where its routes lead from the upda
   t.equal(values.topic, 'weather')
 })
 
-t.test('bad routes stop loading with one line naming the file and the field', async (t) => {
+t.test('bad routes, step conditions and tool steps stop loading with one line naming the file and the field', async (t) => {
   const bad = (graph: object, message: string) => {
     const dir = t.testdir({ 'g.json': JSON.stringify({ graph_id: 'g', state: { messages: 'messages', n: 'replace' }, ...graph }) })
     t.throws(() => loadGraphs(dir), new FixtureError(`fixture ${dir}/g.json: ${message}`), message)
@@ -134,6 +134,11 @@ t.test('bad routes stop loading with one line naming the file and the field', as
   bad({ nodes: [{ name: 'a', next: [{ when: { state: { nope: 1 } }, to: 'a' }] }] }, "nodes[0].next[0].when.state.nope: 'nope' is not a state key (declared: messages, n)")
   bad({ nodes: [{ name: 'a', next: [] }] }, 'nodes[0].next: give at least one route (or leave next out: the next node in the list)')
   bad({ nodes: [{ name: 'a', next: [{ to: 'a', extra: 1 }] }] }, 'nodes[0].next[0].extra: Extra inputs are not permitted')
+  bad({ nodes: [{ name: 'a', steps: [{ when: { state: { 'nope.deep': 1 } }, update: { n: 1 } }] }] }, "nodes[0].steps[0].when.state.nope.deep: 'nope' is not a state key (declared: messages, n)")
+  bad({ nodes: [{ name: 'a', steps: [{ tools: { search: { content: '{{args}}' } } }] }] }, "nodes[0].steps[0].tools.search: unknown template '{{args}}' (use {{last_human}}, {{state.<key>}} or {{context.<key>}})")
+  bad({ nodes: [{ name: 'a', steps: [{ tools: { search: { contents: 'x' } } }] }] }, 'nodes[0].steps[0].tools.search.contents: Extra inputs are not permitted')
+  bad({ nodes: [{ name: 'a', steps: [{ reply: { tool_calls: [{ args: {} }] } }] }] }, 'nodes[0].steps[0].reply.tool_calls[0].name: Field required')
+  bad({ state: { n: 'replace' }, nodes: [{ name: 'a', steps: [{ tools: {} }] }] }, "nodes[0].steps[0].tools: a tools step needs the state key 'messages' with the reducer 'messages'")
   bad({ state: { n: 'replace' }, nodes: [{ name: 'a', next: [{ when: { tool_calls: true }, to: 'a' }] }] },
     "nodes[0].next[0].when: tool_calls, tool_result_contains and last_message need the state key 'messages' with the reducer 'messages'")
 })

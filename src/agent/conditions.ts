@@ -15,6 +15,16 @@ export const truthy = (v: unknown) =>
   (Array.isArray(v) && v.length > 0) ||
   (typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length > 0)
 
+/** The value at a dotted path into the state (`review.0.type`: key, list index, key); undefined when it leads nowhere. */
+export function atPath(value: unknown, path: string): unknown {
+  let at = value
+  for (const part of path.split('.')) {
+    if (typeof at !== 'object' || at === null) return undefined
+    at = (at as Record<string, unknown>)[part]
+  }
+  return at
+}
+
 export interface Situation {
   state: State
   /** The run's `config.configurable`. */
@@ -33,8 +43,8 @@ export function holds(when: When | undefined, situation: Situation): boolean {
     (when.configurable !== undefined && truthy(configurable[when.configurable])) ||
     (when.human_contains !== undefined && human().toLowerCase().includes(when.human_contains.toLowerCase())) ||
     (when.human_matches !== undefined && new RegExp(when.human_matches, 'i').test(human())) ||
-    (when.state !== undefined && Object.entries(when.state).every(([key, value]) => isDeepStrictEqual(state[key] ?? null, value))) ||
-    (when.state_truthy !== undefined && truthy(state[when.state_truthy])) ||
+    (when.state !== undefined && Object.entries(when.state).every(([key, value]) => isDeepStrictEqual(atPath(state, key) ?? null, value))) ||
+    (when.state_truthy !== undefined && truthy(atPath(state, when.state_truthy))) ||
     (when.tool_calls !== undefined && lastToolCalls(state.messages).length > 0 === when.tool_calls) ||
     (when.tool_result_contains !== undefined && tool !== undefined && textOf(tool).toLowerCase().includes(when.tool_result_contains.toLowerCase())) ||
     (when.visits_at_least !== undefined && visits >= when.visits_at_least) ||

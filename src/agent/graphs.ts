@@ -17,8 +17,8 @@ const Ms = (options: object = {}) => Type.Integer({ minimum: 0, ...options })
 
 const ToolCallSpec = Type.Object({
   name: Type.String({ minLength: 1 }),
-  /** The call's arguments (templated). */
-  args: Type.Optional(Dict(Type.Unknown(), { default: {} })),
+  /** The call's arguments (templated; a lone template such as `{{state.draft}}` stands for an object). */
+  args: Type.Optional(Type.Union([Dict(Type.Unknown()), Type.String()], { default: {} })),
   /** The call's id (templated); default `call_` and 24 hex digits derived from the message and the call's place. */
   id: Type.Optional(Type.String({ minLength: 1 })),
 })
@@ -211,6 +211,14 @@ function extraField(input: unknown, schema: TSchema, loc: Loc): Loc | undefined 
   }
   if (typeof input !== 'object' || input === null || Array.isArray(input)) return undefined
   const properties = members.find((m) => m.properties)?.properties as Record<string, TSchema> | undefined
+  // A dict (`tools` by tool name): each value against its schema.
+  const values = members.find((m) => typeof m.additionalProperties === 'object')?.additionalProperties as TSchema | undefined
+  if (!properties && values) {
+    for (const [key, value] of Object.entries(input)) {
+      const found = extraField(value, values, [...loc, key])
+      if (found) return found
+    }
+  }
   if (!properties) return undefined
   for (const [key, value] of Object.entries(input)) {
     if (!(key in properties)) return [...loc, key]
@@ -242,8 +250,9 @@ function checkGraph(graph: Graph, fail: (loc: Loc, msg: string) => never): void 
         fail([...loc, 'human_matches'], `not a regular expression: ${(error as Error).message}`)
       }
     }
-    for (const key of Object.keys(when.state ?? {})) declared(key, [...loc, 'state', key])
-    if (when.state_truthy !== undefined) declared(when.state_truthy, [...loc, 'state_truthy'])
+    // A key may be a path into a value (`review.0.type`): its first part is the state key.
+    for (const key of Object.keys(when.state ?? {})) declared(key.split('.')[0], [...loc, 'state', key])
+    if (when.state_truthy !== undefined) declared(when.state_truthy.split('.')[0], [...loc, 'state_truthy'])
     if ((when.tool_calls !== undefined || when.tool_result_contains !== undefined || when.last_message !== undefined) && graph.state.messages !== 'messages') {
       fail(loc, `tool_calls, tool_result_contains and last_message need the state key 'messages' with the reducer 'messages'`)
     }

@@ -82,7 +82,7 @@ export async function* playNode(node: GraphNode, task: TaskView, context: NodeCo
 function scripted(spec: NonNullable<Step['reply']>, messageId: string, state: State, request: RunRequest): ScriptedReply {
   const toolCalls = (spec.tool_calls ?? []).map((call, i) => ({
     name: call.name,
-    args: renderValue(call.args ?? {}, state, request.context) as Record<string, unknown>,
+    args: callArgs(renderValue(call.args ?? {}, state, request.context), call.name),
     id: call.id === undefined ? `call_${uuid5(`${messageId}:${i}`, TOOL_CALL_IDS).replaceAll('-', '').slice(0, 24)}` : renderText(call.id, state, request.context),
   }))
   return {
@@ -91,6 +91,12 @@ function scripted(spec: NonNullable<Step['reply']>, messageId: string, state: St
     ...(spec.usage_metadata ? { usage: spec.usage_metadata } : {}),
     ...(spec.response_metadata ? { responseMetadata: spec.response_metadata } : {}),
   }
+}
+
+/** A tool call's rendered arguments, which must be an object (a template may have led elsewhere). */
+function callArgs(args: unknown, name: string): Record<string, unknown> {
+  if (typeof args === 'object' && args !== null && !Array.isArray(args)) return args as Record<string, unknown>
+  throw new GraphError('ValueError', `The arguments of a call to ${name} must be an object, got ${JSON.stringify(args)}`)
 }
 
 const TOOL_CALL_IDS = '6f1c3a52-9b7e-4d21-8c0a-2e5f7b9d1a43'

@@ -6,6 +6,7 @@
 // JSON); a string that is nothing but one template stands for the raw value itself, so
 // `{"copy": "{{state.answer}}"}` copies the answer whatever its type.
 
+import { atPath } from './conditions.js'
 import { lastHumanText, lastOf, textOf, type Message } from './messages.js'
 import type { State } from './types.js'
 
@@ -19,7 +20,7 @@ export function unknownTemplates(value: unknown, stateKeys: string[], extraRoots
     for (const [, name] of text.matchAll(TEMPLATE)) {
       if (name === 'last_human' || name === 'last_tool' || name === 'tool_results') continue
       if (extraRoots.some((root) => name.startsWith(`${root}.`) && name.length > root.length + 1)) continue
-      if (name.startsWith('state.') && stateKeys.includes(name.slice('state.'.length))) continue
+      if (name.startsWith('state.') && stateKeys.includes(name.slice('state.'.length).split('.')[0])) continue
       if (name.startsWith('context.') && name.length > 'context.'.length) continue
       unknown.push(name)
     }
@@ -54,9 +55,9 @@ function lookup(name: string, state: State, context: TemplateContext, roots: Tem
   const dot = name.indexOf('.')
   const root = name.slice(0, dot)
   const key = name.slice(dot + 1)
-  if (root === 'state') return state[key]
-  const given = root === 'context' ? context : roots[root]
-  return typeof given === 'object' && given !== null ? (given as Record<string, unknown>)[key] : undefined
+  // A key may go on into the value: `state.review.0.type`, `args.to`.
+  if (root === 'state') return atPath(state, key)
+  return atPath(root === 'context' ? context : roots[root], key)
 }
 
 const asText = (value: unknown) => (value === undefined || value === null ? '' : typeof value === 'string' ? value : JSON.stringify(value))
