@@ -19,6 +19,8 @@ export const Config = Type.Object({
   tickMs: Type.Integer({ minimum: 10 }),
   publicUrl: Type.String(),
   fixtures: Type.String({ minLength: 1 }),
+  /** A directory of the user's own scenario graphs, served next to the shipped ones ('' for none). */
+  graphs: Type.String(),
   selfHostedEnterprise: Type.Boolean(),
   auth: StringEnum(['on', 'off']),
   heartbeatMs: Type.Integer({ minimum: 0 }),
@@ -68,6 +70,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'tickMs', env: 'HANGAR_TICK_MS', flag: 'tick-ms', kind: 'integer', default: 250, help: 'how often due revision transitions are written to the store (ms)' },
   { key: 'publicUrl', env: 'HANGAR_PUBLIC_URL', flag: 'public-url', kind: 'url', default: '', help: 'base of the URLs hangar hands out; empty derives it from each request' },
   { key: 'fixtures', env: 'HANGAR_FIXTURES', flag: 'fixtures', kind: 'string', default: BUNDLED_FIXTURES, help: 'directory of your seed data: each kind it holds (workspaces.json, oauth-providers.json, integrations.json, graphs/) replaces the bundled one' },
+  { key: 'graphs', env: 'HANGAR_GRAPHS', flag: 'graphs', kind: 'string', default: '', help: 'directory of your own scenario graphs (*.json), served next to the shipped ones; one with a shipped graph\'s graph_id replaces it' },
   { key: 'selfHostedEnterprise', env: 'HANGAR_SELF_HOSTED_ENTERPRISE', flag: 'self-hosted-enterprise', kind: 'boolean', default: true, help: 'whether workspaces not named in the fixtures may use listeners' },
   { key: 'auth', env: 'HANGAR_AUTH', flag: 'auth', kind: 'string', default: 'on', help: 'off: accept requests without credentials everywhere' },
   { key: 'heartbeatMs', env: 'HANGAR_HEARTBEAT_MS', flag: 'heartbeat-ms', kind: 'integer', default: 5000, help: 'interval of ": heartbeat" comments on event streams (0: none)' },

@@ -62,6 +62,11 @@ export interface Fixtures {
 
 export class FixtureError extends Error {
   override name = 'FixtureError'
+
+  /** The setting whose files are at fault (`fixtures`, or `graphs` for the user's own graphs). */
+  constructor(message: string, readonly setting: 'fixtures' | 'graphs' = 'fixtures') {
+    super(message)
+  }
 }
 
 const where = (loc: (string | number)[]) => loc.map((part) => (typeof part === 'number' ? `[${part}]` : `.${part}`)).join('').replace(/^\./, '')

@@ -14,7 +14,7 @@ import { VERSION } from './version.js'
 function stopOnBadSetting(error: unknown): never {
   const line = error instanceof ConfigError ? error.message
     : error instanceof DatabaseError ? `${settingName('db')}: ${error.message}`
-      : error instanceof FixtureError ? `${settingName('fixtures')}: ${error.message}`
+      : error instanceof FixtureError ? `${settingName(error.setting)}: ${error.message}`
         : undefined
   if (line === undefined) throw error
   process.stderr.write(`hangar: ${line}\n`)

@@ -100,7 +100,7 @@ export function buildServices(config: Config, clock: Clock): Services {
   const log = createLogger(config)
   // What is read from files comes first: a bad fixture or graph stops start-up before the database is opened (and locked).
   const fixtures = loadFixtures(config.fixtures)
-  const engine = createEngine(fixtures.graphsDir, { clock })
+  const engine = createEngine(fixtures.graphsDir, { clock, ownGraphs: config.graphs || undefined })
   const db = openDatabase(config.db)
   try {
     return wire({ config, clock, log, startedAt, fixtures, engine, db })

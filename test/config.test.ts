@@ -25,6 +25,7 @@ t.test('with nothing set, every setting has its documented default', async (t) =
     tickMs: 250,
     publicUrl: '',
     fixtures: BUNDLED_FIXTURES,
+    graphs: '',
     selfHostedEnterprise: true,
     auth: 'on',
     heartbeatMs: 5000,
@@ -43,7 +44,7 @@ t.test('environment variables set every setting, parsed into their types', async
     PORT: '9000', HOST: '0.0.0.0', HANGAR_DB: ':memory:', HANGAR_API_KEYS: 'a, b,,c',
     HANGAR_DEFAULT_TENANT: '11111111-1111-4111-8111-11111111111A', HANGAR_REQUIRE_TENANT: 'yes',
     HANGAR_REVISION_SPEED: 'poll', HANGAR_LOG_LEVEL: 'debug', HANGAR_BODY_LIMIT: '2048', HANGAR_TICK_MS: '50',
-    HANGAR_PUBLIC_URL: 'https://hangar.example.com:8443/', HANGAR_FIXTURES: '/srv/fixtures', HANGAR_SELF_HOSTED_ENTERPRISE: 'off',
+    HANGAR_PUBLIC_URL: 'https://hangar.example.com:8443/', HANGAR_FIXTURES: '/srv/fixtures', HANGAR_GRAPHS: '/srv/graphs', HANGAR_SELF_HOSTED_ENTERPRISE: 'off',
     HANGAR_AUTH: 'off', HANGAR_HEARTBEAT_MS: '0', HANGAR_SSE_END_EVENT: 'true', HANGAR_FEEDBACK_TTL: '90m', HANGAR_ADMIN_TOKEN: 'adm',
     HANGAR_JOURNAL_SIZE: '50', HANGAR_CORS_ORIGINS: 'http://localhost:3000, https://app.example.com', HANGAR_LOG_FORMAT: 'json',
   })
@@ -51,7 +52,7 @@ t.test('environment variables set every setting, parsed into their types', async
     port: 9000, host: '0.0.0.0', db: ':memory:', apiKeys: ['a', 'b', 'c'],
     defaultTenant: '11111111-1111-4111-8111-11111111111a', requireTenant: true, revisionSpeed: 'poll',
     logLevel: 'debug', bodyLimit: 2048, tickMs: 50,
-    publicUrl: 'https://hangar.example.com:8443', fixtures: '/srv/fixtures', selfHostedEnterprise: false,
+    publicUrl: 'https://hangar.example.com:8443', fixtures: '/srv/fixtures', graphs: '/srv/graphs', selfHostedEnterprise: false,
     auth: 'off', heartbeatMs: 0, sseEndEvent: true, feedbackTtl: 5400, adminToken: 'adm',
     journalSize: 50, corsOrigins: ['http://localhost:3000', 'https://app.example.com'], logFormat: 'json',
   })

@@ -33,6 +33,19 @@ t.test('an invalid fixture is one line naming the setting, the file and the fiel
   })
 })
 
+t.test('your own graphs (--graphs): a bad file, or a directory that is not there, is one line naming HANGAR_GRAPHS, and exit 2', async (t) => {
+  const dir = t.testdir({ 'mine.json': JSON.stringify({ graph_id: 'mine', nodes: [{ name: 'a', next: 'b' }] }) })
+  const server = await compiledServer(t)
+  t.same(await refusal(server, ['--db', ':memory:', '--graphs', dir]), {
+    code: 2,
+    stderr: `hangar: HANGAR_GRAPHS (--graphs): fixture ${join(dir, 'mine.json')}: nodes[0].next: 'b' is not a node (nodes: a; or __end__)\n`,
+  })
+  t.same(await refusal(server, ['--db', ':memory:', '--graphs', join(dir, 'nope')]), {
+    code: 2,
+    stderr: `hangar: HANGAR_GRAPHS (--graphs): ${join(dir, 'nope')} is not a directory\n`,
+  })
+})
+
 t.test('a second hangar on a database file in use is refused with the first one\'s pid', async (t) => {
   const server = await compiledServer(t)
   const db = join(t.testdir(), 'shared.db')

@@ -2,7 +2,9 @@
 // updated by `POST /threads/{id}/state`. It owns graph semantics and the wire form of stream
 // events; persistence and transport belong to the run manager (types.ts is the contract).
 
+import { existsSync, statSync } from 'node:fs'
 import { Clock } from '../clock.js'
+import { FixtureError } from '../fixtures.js'
 import { checkpointId, makeCheckpoint } from './checkpoints.js'
 import { GraphError } from './graph-error.js'
 import { graphInfo } from './graph-info.js'
@@ -17,6 +19,24 @@ export { GraphError } from './graph-error.js'
 export interface EngineOptions {
   /** The clock state updates take their checkpoint time from (runs use their request's clock). */
   clock?: Clock
+  /** A directory of the user's own graphs, served next to those of `graphsDir` (one with the same id replaces it). */
+  ownGraphs?: string
+}
+
+/** The graphs of `graphsDir`, then the user's own: one of theirs with a shipped graph's id takes its place. */
+function graphsOf(graphsDir: string, ownGraphs: string | undefined): Graph[] {
+  const shipped = loadGraphs(graphsDir)
+  if (!ownGraphs) return shipped
+  if (!existsSync(ownGraphs) || !statSync(ownGraphs).isDirectory()) throw new FixtureError(`${ownGraphs} is not a directory`, 'graphs')
+  let own: Graph[]
+  try {
+    own = loadGraphs(ownGraphs)
+  } catch (error) {
+    if (error instanceof FixtureError) throw new FixtureError(error.message, 'graphs')
+    throw error
+  }
+  const replaced = new Map(own.map((g) => [g.graph_id, g]))
+  return [...shipped.map((g) => replaced.get(g.graph_id) ?? g), ...own.filter((g) => !shipped.some((s) => s.graph_id === g.graph_id))]
 }
 
 /**
@@ -24,7 +44,7 @@ export interface EngineOptions {
  * for them.
  */
 export function createEngine(graphsDir: string, options: EngineOptions = {}): GraphEngine {
-  const graphs = loadGraphs(graphsDir)
+  const graphs = graphsOf(graphsDir, options.ownGraphs)
   const byId = new Map(graphs.map((g) => [g.graph_id, g]))
   const infos = new Map(graphs.map((g) => [g.graph_id, graphInfo(g)]))
   const clock = options.clock ?? Clock.system()
