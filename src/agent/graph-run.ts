@@ -5,7 +5,7 @@
 
 import { checkpointId, interruptId, makeCheckpoint, settleTask, taskId, type CheckpointSpec, type TaskOutcome } from './checkpoints.js'
 import { GraphError } from './graph-error.js'
-import { channelsOf, type Graph, type GraphNode } from './graphs.js'
+import { channelsOf, uiKeyOf, type Graph, type GraphNode } from './graphs.js'
 import { commandUpdate, gotoTarget, resumeValue, stopsAt } from './commands.js'
 import { routeFrom } from './conditions.js'
 import { configurableOf, emit, playNode, type NodeOutcome } from './node-steps.js'
@@ -293,7 +293,7 @@ class GraphRun {
     this.#steps += 1
     yield* emit(this.#modes.taskStart(task))
     const outcome = yield* playNode(node, task, {
-      channels: this.#channels, modes: this.#modes, request: this.#request, resume: options.resume, visits,
+      channels: this.#channels, modes: this.#modes, request: this.#request, resume: options.resume, visits, uiKey: uiKeyOf(this.#graph),
     })
     if (outcome.kind !== 'ok') return yield* this.#stop(node, task, outcome)
     const writes = outcome.writes
@@ -366,7 +366,7 @@ class GraphRun {
    * Returns where the run goes on, or null when it ended here.
    */
   async *#superstep(first: GraphNode, input: State | undefined, pending: GraphNode): AsyncGenerator<EngineOutput, Start | null> {
-    const context = { channels: this.#channels, modes: this.#modes, request: this.#request }
+    const context = { channels: this.#channels, modes: this.#modes, request: this.#request, uiKey: uiKeyOf(this.#graph) }
     const task = this.#task(first, input)
     yield* emit(this.#modes.taskStart(task))
     const outcome = yield* playNode(first, task, context)

@@ -46,6 +46,20 @@ const ToolResult = Type.Object({
   progress: Type.Optional(Type.Array(Type.Unknown())),
 })
 
+/** A generative-UI message, as LangGraph's `push_ui_message` / `typedUi().push` writes one. */
+const Ui = Type.Object({
+  /** The component's name. */
+  name: Type.String({ minLength: 1 }),
+  /** Its props (templated). */
+  props: Type.Optional(Dict(Type.Unknown(), { default: {} })),
+  /** Its id (templated); default one derived from the run, the task and the step. A known id replaces that UI message. */
+  id: Type.Optional(Type.String({ minLength: 1 })),
+  /** With a known id: merge the props into the earlier ones instead of replacing them. */
+  merge: Type.Optional(Type.Boolean()),
+  /** Attach it to the last AI message (its id in `metadata.id`). */
+  attach: Type.Optional(Type.Boolean()),
+})
+
 const Interrupt = Type.Object({
   /** What `interrupt(value)` shows the client (templated). */
   value: Type.Unknown(),
@@ -108,10 +122,14 @@ const Step = Type.Object({
   fail: Type.Optional(Fail),
   /** Answers each tool call of the last AI message with a ToolMessage, by tool name (`*`: any other tool). */
   tools: Type.Optional(Dict(ToolResult)),
+  /** Pushes a UI message (the state key with the `ui` reducer, and a `custom` event). */
+  ui: Type.Optional(Ui),
+  /** Removes the UI message of this id (templated). */
+  remove_ui: Type.Optional(Type.String({ minLength: 1 })),
   /** The step runs only when this holds (read from the state as the node's earlier steps left it). */
   when: Type.Optional(When),
 })
-export const STEP_KINDS = ['reply', 'update', 'custom', 'wait_ms', 'interrupt', 'fail', 'tools'] as const
+export const STEP_KINDS = ['reply', 'update', 'custom', 'wait_ms', 'interrupt', 'fail', 'tools', 'ui', 'remove_ui'] as const
 
 const Node = Type.Object({
   name: Type.String({ minLength: 1 }),
@@ -149,6 +167,9 @@ export type Graph = Omit<Static<typeof GraphFixture>, 'nodes' | 'description' | 
 }
 
 export const channelsOf = (graph: Graph): Channels => ({ reducers: graph.state, open: false })
+
+/** The state key UI messages go to: the first with the `ui` reducer (`ui` by convention). */
+export const uiKeyOf = (graph: Pick<Graph, 'state'>): string | undefined => Object.entries(graph.state).find(([, reducer]) => reducer === 'ui')?.[0]
 
 const RESERVED: ReadonlySet<string> = new Set(['__start__', '__end__', '__interrupt__', '__error__'])
 
@@ -296,6 +317,9 @@ function checkGraph(graph: Graph, fail: (loc: Loc, msg: string) => never): void 
         templates(step.fail!.message, [...loc, 'fail', 'message'])
       } else if (kind === 'custom') {
         templates(step.custom, [...loc, 'custom'])
+      } else if (kind === 'ui' || kind === 'remove_ui') {
+        if (uiKeyOf(graph) === undefined) fail([...loc, kind], `a ${kind} step needs a state key with the reducer 'ui' (e.g. "ui": "ui")`)
+        templates(step[kind], [...loc, kind])
       } else if (kind === 'tools') {
         if (graph.state.messages !== 'messages') fail([...loc, 'tools'], `a tools step needs the state key 'messages' with the reducer 'messages'`)
         for (const [name, result] of Object.entries(step.tools!)) templates(result, [...loc, 'tools', name], ['args'])

@@ -6,7 +6,7 @@ import { v5 as uuid5, v7 as uuid7 } from 'uuid'
 import { GraphError } from './graph-error.js'
 import { holds } from './conditions.js'
 import type { GraphNode, Step } from './graphs.js'
-import { coerceMessage, lastToolCalls, type Message } from './messages.js'
+import { coerceMessage, lastOf, lastToolCalls, type Message } from './messages.js'
 import { PartialReply, pieces, replyMessage, type ScriptedReply } from './reply-chunks.js'
 import { applyWrites, foldWrites, normalizeUpdate, type Channels } from './state.js'
 import type { Emit, StreamModes, TaskView } from './stream-modes.js'
@@ -26,6 +26,8 @@ export interface NodeContext {
   resume?: { value: unknown }
   /** How many times the node ran before in this run. */
   visits?: number
+  /** The state key UI messages go to (the graph's key with the `ui` reducer). */
+  uiKey?: string
 }
 
 /** The run's `config.configurable`. */
@@ -41,6 +43,7 @@ export async function* playNode(node: GraphNode, task: TaskView, context: NodeCo
   let state = task.input
   const writes: Record<string, unknown> = {}
   const streamed = new Set<string>()
+  let pushed = 0
   const write = (update: unknown) => {
     const normalized = normalizeUpdate(channels, update)
     state = applyWrites(channels, state, normalized)
@@ -61,6 +64,12 @@ export async function* playNode(node: GraphNode, task: TaskView, context: NodeCo
       else if (step.interrupt) {
         if (!context.resume) return { kind: 'interrupt', value: renderValue(step.interrupt.value, state, request.context) }
         write({ [step.interrupt.resume_key]: context.resume.value })
+      } else if (step.ui || step.remove_ui !== undefined) {
+        const event = step.ui
+          ? uiMessage(step.ui, task, state, request, pushed++)
+          : { type: 'remove-ui', id: renderText(step.remove_ui!, state, request.context) }
+        yield* emit(context.modes.custom(event))
+        write({ [context.uiKey ?? 'ui']: [event] })
       } else if (step.tools) {
         write({ messages: yield* tools(step.tools, task, state, context) })
       } else if (step.fail && holds(step.fail.when, { state, configurable: configurableOf(request), visits: context.visits ?? 0 })) {
@@ -159,3 +168,21 @@ async function* tools(
 
 /** The message a tool's error carried (an error ToolMessage's content without LangGraph's wrapping). */
 const textOfError = (message: Message) => String(message.content).replace(/^Error: /, '').replace(/\n Please fix your mistakes\.$/, '')
+
+/** A UI message as `push_ui_message` writes it: `{type: "ui", id, name, props, metadata: {merge?, run_id, tags, name, id?}}`. */
+function uiMessage(spec: NonNullable<Step['ui']>, task: TaskView, state: State, request: RunRequest, n: number) {
+  const lastAi = spec.attach ? lastOf(state.messages, 'ai') : undefined
+  return {
+    type: 'ui',
+    id: spec.id === undefined ? uuid5(`${request.ids.run_id}:${task.id}:${n}`, TOOL_CALL_IDS) : renderText(spec.id, state, request.context),
+    name: spec.name,
+    props: renderValue(spec.props ?? {}, state, request.context),
+    metadata: {
+      ...(spec.merge ? { merge: true } : {}),
+      run_id: request.ids.run_id,
+      tags: Array.isArray(request.config.tags) ? request.config.tags : [],
+      name: task.name,
+      ...(lastAi ? { id: lastAi.id } : {}),
+    },
+  }
+}

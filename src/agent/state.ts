@@ -5,8 +5,8 @@ import { GraphError } from './graph-error.js'
 import { addMessages, coerceMessages } from './messages.js'
 import type { State } from './types.js'
 
-export type Reducer = 'messages' | 'append' | 'replace'
-export const REDUCERS = ['messages', 'append', 'replace'] as const
+export type Reducer = 'messages' | 'append' | 'replace' | 'ui'
+export const REDUCERS = ['messages', 'append', 'replace', 'ui'] as const
 
 /** How each declared key merges; a graph-less thread uses `defaultReducer` for every key. */
 export interface Channels {
@@ -57,6 +57,7 @@ export function applyWrites(channels: Channels, state: State, writes: Record<str
     const reducer = reducerOf(channels, key) ?? 'replace'
     if (reducer === 'messages') next[key] = addMessages(next[key], value)
     else if (reducer === 'append') next[key] = [...asList(next[key]), ...asList(value)]
+    else if (reducer === 'ui') next[key] = mergeUi(asList(next[key]) as UiMessage[], asList(value) as UiMessage[])
     else next[key] = value
   }
   return next
@@ -70,4 +71,27 @@ export function foldWrites(channels: Channels, into: Record<string, unknown>, wr
     const reducer = reducerOf(channels, key) ?? 'replace'
     into[key] = reducer === 'replace' || !(key in into) ? value : [...asList(into[key]), ...asList(value)]
   }
+}
+
+/** A generative-UI message (`{type: "ui", id, name, props, metadata}`) or its removal (`{type: "remove-ui", id}`). */
+export interface UiMessage {
+  type: string
+  id: string
+  props?: Record<string, unknown>
+  metadata?: { merge?: boolean }
+}
+
+/** LangGraph's UI reducer: a removal drops that id; a message with a known id replaces it (or merges its props with `metadata.merge`); others are appended. */
+function mergeUi(current: UiMessage[], updates: UiMessage[]): UiMessage[] {
+  let next = current.slice()
+  for (const event of updates) {
+    if (event.type === 'remove-ui') {
+      next = next.filter((ui) => ui.id !== event.id)
+      continue
+    }
+    const index = next.findIndex((ui) => ui.id === event.id)
+    if (index < 0) next.push(event)
+    else next[index] = event.metadata?.merge ? { ...event, props: { ...next[index].props, ...event.props } } : event
+  }
+  return next
 }
