@@ -18,7 +18,9 @@ const Ms = (options: object = {}) => Type.Integer({ minimum: 0, ...options })
 const ToolCallSpec = Type.Object({
   name: Type.String({ minLength: 1 }),
   /** The call's arguments (templated; a lone template such as `{{state.draft}}` stands for an object). */
-  args: Type.Optional(Type.Union([Dict(Type.Unknown()), Type.String()], { default: {} })),
+  args: Type.Optional(Type.Union([Dict(Type.Unknown()), Type.String()])),
+  /** Instead of `args`: the arguments' JSON text as the model writes it (templated); text that does not parse makes an invalid tool call. */
+  args_text: Type.Optional(Type.String()),
   /** The call's id (templated); default `call_` and 24 hex digits derived from the message and the call's place. */
   id: Type.Optional(Type.String({ minLength: 1 })),
 })
@@ -305,6 +307,9 @@ function checkGraph(graph: Graph, fail: (loc: Loc, msg: string) => never): void 
         }
         templates(step.reply!.text, [...loc, 'reply', 'text'])
         templates(step.reply!.tool_calls, [...loc, 'reply', 'tool_calls'])
+        step.reply!.tool_calls?.forEach((call, c) => {
+          if (call.args !== undefined && call.args_text !== undefined) fail([...loc, 'reply', 'tool_calls', c], 'give args or args_text, not both')
+        })
       } else if (kind === 'update') {
         for (const key of Object.keys(step.update!)) declared(key, [...loc, 'update', key])
         templates(step.update, [...loc, 'update'])

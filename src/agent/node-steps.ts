@@ -91,7 +91,8 @@ export async function* playNode(node: GraphNode, task: TaskView, context: NodeCo
 function scripted(spec: NonNullable<Step['reply']>, messageId: string, state: State, request: RunRequest): ScriptedReply {
   const toolCalls = (spec.tool_calls ?? []).map((call, i) => ({
     name: call.name,
-    args: callArgs(renderValue(call.args ?? {}, state, request.context), call.name),
+    // The arguments' JSON text as the model streams it: `args_text` as written (it may not parse), else `args`.
+    argsText: call.args_text !== undefined ? renderText(call.args_text, state, request.context) : JSON.stringify(callArgs(renderValue(call.args ?? {}, state, request.context), call.name)),
     id: call.id === undefined ? `call_${uuid5(`${messageId}:${i}`, TOOL_CALL_IDS).replaceAll('-', '').slice(0, 24)}` : renderText(call.id, state, request.context),
   }))
   return {

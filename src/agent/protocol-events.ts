@@ -27,7 +27,14 @@ export function protocolMessage(message: Message): Message {
     const calls = Array.isArray(message.tool_calls) ? (message.tool_calls as { id: unknown; name: unknown; args: unknown }[]) : []
     const text = typeof message.content === 'string' ? (message.content === '' ? [] : [{ type: 'text', text: message.content }]) : message.content as unknown[]
     // Content blocks: the text, then one `tool_call` block per call, as the protocol's messages carry them.
-    out.content = typeof message.content === 'string' ? [...text, ...calls.map((c) => ({ type: 'tool_call', id: c.id, name: c.name, args: c.args }))] : message.content
+    const invalid = Array.isArray(message.invalid_tool_calls) ? (message.invalid_tool_calls as { id: unknown; name: unknown; args: unknown }[]) : []
+    out.content = typeof message.content === 'string'
+      ? [
+          ...text,
+          ...calls.map((c) => ({ type: 'tool_call', id: c.id, name: c.name, args: c.args })),
+          ...invalid.map((c) => ({ type: 'invalid_tool_call', id: c.id, name: c.name, args: c.args, error: 'Failed to parse tool call arguments as JSON' })),
+        ]
+      : message.content
     if (isObject(message.response_metadata) && Object.keys(message.response_metadata).length > 0) out.response_metadata = message.response_metadata
     if (calls.length > 0) out.tool_calls = calls.map((c) => ({ id: c.id, name: c.name, args: c.args, type: 'tool_call' }))
   }
@@ -48,6 +55,8 @@ export function protocolState(state: State): State {
 
 /** The protocol events of one run, from the same happenings stream-modes.ts turns into legacy events. */
 export class ProtocolEvents {
+  /** The ids of each streamed message's tool calls, in the order they streamed (its finish blocks follow it). */
+  readonly #callOrder = new Map<string, string[]>()
   /** Tasks whose namespace has had an event: only those get lifecycle `started` / their end, as on the real server. */
   readonly #opened = new Set<string>()
 
@@ -125,7 +134,9 @@ export class ProtocolEvents {
     const event = (data: Record<string, unknown>): ProtocolEvent[] => [{ method: 'messages', namespace: ns, data: { ...data, run_id: runId } }]
     switch (piece.kind) {
       case 'text': return event({ event: 'content-block-delta', index: 0, delta: { type: 'text-delta', text: piece.text } })
-      case 'call': return event({ event: 'content-block-start', index: piece.index, content: { type: 'tool_call_chunk', id: piece.id, name: piece.name, args: '', index: piece.index } })
+      case 'call':
+        this.#callOrder.set(messageId, [...(this.#callOrder.get(messageId) ?? []), piece.id])
+        return event({ event: 'content-block-start', index: piece.index, content: { type: 'tool_call_chunk', id: piece.id, name: piece.name, args: '', index: piece.index } })
       case 'args': return event({ event: 'content-block-delta', index: piece.index, delta: { type: 'tool-call-delta', args: piece.args } })
       default: return piece.usage ? event({ event: 'usage', usage: piece.usage }) : []
     }
@@ -136,9 +147,16 @@ export class ProtocolEvents {
     const runId = chatRunId(message.id as string)
     const text = typeof message.content === 'string' ? message.content : ''
     const calls = (message.tool_calls ?? []) as { id: string; name: string; args: unknown }[]
-    const blocks = [
-      ...(text !== '' || calls.length === 0 ? [{ type: 'text', text }] : []),
-      ...calls.map((c) => ({ type: 'tool_call', id: c.id, name: c.name, args: c.args })),
+    const invalid = (message.invalid_tool_calls ?? []) as { id: string; name: string; args: unknown }[]
+    // The calls in the order they streamed (valid and invalid ones by their ids' place among the blocks).
+    const byId = new Map<string, Record<string, unknown>>([
+      ...calls.map((c): [string, Record<string, unknown>] => [c.id, { type: 'tool_call', id: c.id, name: c.name, args: c.args }]),
+      ...invalid.map((c): [string, Record<string, unknown>] => [c.id, { type: 'invalid_tool_call', id: c.id, name: c.name, args: c.args, error: 'Failed to parse tool call arguments as JSON' }]),
+    ])
+    const order = this.#callOrder.get(message.id as string) ?? [...byId.keys()]
+    const blocks: unknown[] = [
+      ...(text !== '' || byId.size === 0 ? [{ type: 'text', text }] : []),
+      ...order.map((id) => byId.get(id)).filter((b) => b !== undefined),
     ]
     const usage = isObject(message.usage_metadata) ? { usage: message.usage_metadata } : {}
     return [

@@ -14,9 +14,16 @@ export interface ToolCall {
   id: string
 }
 
+/** A call of a scripted reply: its arguments' JSON text, which may not parse (an invalid tool call). */
+export interface ScriptedCall {
+  name: string
+  id: string
+  argsText: string
+}
+
 export interface ScriptedReply {
   text: string
-  toolCalls: ToolCall[]
+  toolCalls: ScriptedCall[]
   usage?: Record<string, unknown>
   responseMetadata?: Record<string, unknown>
 }
@@ -42,7 +49,7 @@ export function pieces(reply: ScriptedReply): Piece[] {
   reply.toolCalls.forEach((call, i) => {
     const index = first + i
     out.push({ kind: 'call', index, name: call.name, id: call.id })
-    const json = JSON.stringify(call.args)
+    const json = call.argsText
     for (let at = 0; at < json.length; at += ARGS_PIECE) out.push({ kind: 'args', index, args: json.slice(at, at + ARGS_PIECE) })
   })
   if (reply.usage !== undefined || reply.responseMetadata !== undefined) out.push({ kind: 'end', usage: reply.usage, responseMetadata: reply.responseMetadata })
@@ -138,12 +145,14 @@ export class PartialReply {
   }
 }
 
-/** The whole reply as the state stores it. */
+/** The whole reply as the state stores it: calls whose arguments do not parse are its `invalid_tool_calls`, as in LangChain. */
 export function replyMessage(id: string, reply: ScriptedReply): Message {
+  const calls = reply.toolCalls.map((call) => ({ call, args: parsedObject(call.argsText) }))
   return {
     ...aiMessage(id, reply.text),
     response_metadata: reply.responseMetadata ?? {},
-    tool_calls: reply.toolCalls.map((call) => ({ name: call.name, args: call.args, id: call.id, type: 'tool_call' })),
+    tool_calls: calls.filter((c) => c.args).map(({ call, args }) => ({ name: call.name, args, id: call.id, type: 'tool_call' })),
+    invalid_tool_calls: calls.filter((c) => !c.args).map(({ call }) => ({ name: call.name, args: call.argsText, id: call.id, error: 'Malformed args.', type: 'invalid_tool_call' })),
     usage_metadata: reply.usage ?? null,
   }
 }
