@@ -90,6 +90,20 @@ for (const [scenario, text] of [['paris', 'Paris'], ['broken', 'Paris broken'], 
     t.ok(real.length > 5)
   })
 
+  if (scenario !== 'invalid') t.test(`${scenario}: the events mode has an on_tool_* event per call, as the real server's`, async (t) => {
+    const { base } = await serveApp(t)
+    const view = (events: { event: string; data: any }[]) => events.filter((e) => e.event === 'events' && String(e.data.event).startsWith('on_tool_')).map((e) => ({
+      event: e.data.event,
+      name: e.data.name,
+      input: e.data.data.input,
+      node: e.data.metadata.langgraph_node,
+      ...(e.data.data.output ? { output: [e.data.data.output.content, e.data.data.output.status] } : {}),
+      // The real server's error text goes on with the stack trace; its first line is the message.
+      ...(e.data.data.error ? { error: String(e.data.data.error).split('\n')[0] } : {}),
+    }))
+    t.same(view((await hangarStream(base, text, 'events')).events), view(recordedStream(scenario, 'events')))
+  })
+
   if (scenario !== 'invalid') t.test(`${scenario}: the tools stream mode reports each call's start, end or error, as the real server does`, async (t) => {
     const { base } = await serveApp(t)
     const ours = (await hangarStream(base, text, 'tools')).events.filter((e) => e.event === 'tools')

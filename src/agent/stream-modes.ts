@@ -2,7 +2,7 @@
 // update, a token, a checkpoint…); this turns it into the events the requested modes ask for, in
 // the order the real server sends them. Nothing here waits or decides: it only shapes payloads.
 
-import { v4 as uuid4 } from 'uuid'
+import { v4 as uuid4, v5 as uuid5 } from 'uuid'
 import type { Message } from './messages.js'
 import { chunkOf, type PartialReply, type Piece, type ScriptedReply, type ToolCall } from './reply-chunks.js'
 import { taskPath } from './checkpoints.js'
@@ -12,6 +12,8 @@ import type { CheckpointRecord, Interrupt, ProtocolEvent, RunRequest, State } fr
 /** A legacy stream-mode event (for the run's own log), or an event of the session protocol (for the thread's). */
 export type Emit = { event: string; data: unknown } | { protocol: ProtocolEvent }
 
+/** The namespace of the ids of tool runs in the `events` mode. */
+const TOOL_RUNS = '3c2b8f61-0d4e-4a7b-9f15-6e2d8c4b1a90'
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 const CHECKPOINT_KEYS = ['checkpoint_id', 'checkpoint_ns', 'thread_id']
 const HIDDEN_CONFIGURABLE = /^(__|checkpoint_(id|ns|map)$|langgraph_auth_)/
@@ -270,7 +272,14 @@ export class StreamModes {
     return [
       ...this.#protocol((p) => p.tool(task, { event: 'tool-started', tool_call_id: call.id, tool_name: call.name, input })),
       ...(this.has('tools') ? [{ event: 'tools', data: { event: 'on_tool_start', toolCallId: call.id, name: call.name, input } }] : []),
+      ...(this.has('events') ? [this.#toolEvent(task, call, 'on_tool_start', { input: call.args })] : []),
     ]
+  }
+
+  /** An `events` mode event of one tool call (its own run, a child of the task's). */
+  #toolEvent(task: TaskView, call: ToolCall, event: string, data: unknown): Emit {
+    const run = uuid5(`${task.id}:${call.id}`, TOOL_RUNS)
+    return this.#event(event, data, call.name, run, [], omit(this.taskMetadata(task), ['tags']), [this.#request.ids.run_id, task.id])
   }
 
   /** A tool's progress: a custom event (as `config.writer` writes it) and the tool's own event. */
@@ -286,6 +295,7 @@ export class StreamModes {
     return [
       ...this.#protocol((p) => p.tool(task, { event: 'tool-finished', tool_call_id: call.id, output: message })),
       ...(this.has('tools') ? [{ event: 'tools', data: { event: 'on_tool_end', toolCallId: call.id, name: call.name, output: message } }] : []),
+      ...(this.has('events') ? [this.#toolEvent(task, call, 'on_tool_end', { output: message, input: call.args })] : []),
     ]
   }
 
@@ -293,6 +303,7 @@ export class StreamModes {
     return [
       ...this.#protocol((p) => p.tool(task, { event: 'tool-error', tool_call_id: call.id, message })),
       ...(this.has('tools') ? [{ event: 'tools', data: { event: 'on_tool_error', toolCallId: call.id, name: call.name, error: { name: error } } }] : []),
+      ...(this.has('events') ? [this.#toolEvent(task, call, 'on_tool_error', { input: call.args, error: message })] : []),
     ]
   }
 
