@@ -14,7 +14,7 @@ t.test('slow_agent waits 2 s, then streams a word every 150 ms on hangar\'s cloc
   const waiting = someoneWaitsOn(clock)
   const reading = (async () => {
     for await (const part of client.runs.stream(thread.thread_id, 'slow_agent', { input: { messages: [{ type: 'human', content: 'tea' }] }, streamMode: 'messages-tuple' })) {
-      if (part.event === 'messages') chunks.push({ at: clock.now() - started, text: (part.data as [{ content: string }])[0].content })
+      if (part.event === 'messages') chunks.push({ at: clock.now() - started, text: (part.data as unknown as [{ content: string }])[0].content })
     }
   })()
   await waiting
