@@ -90,6 +90,24 @@ for (const [scenario, text] of [['paris', 'Paris'], ['broken', 'Paris broken'], 
     t.ok(real.length > 5)
   })
 
+  t.test(`${scenario}: legacy messages mode: each partial is the message so far (calls merged, their args parsed as far as they go), then the messages whole`, async (t) => {
+    const { base } = await serveApp(t)
+    const view = (events: { event: string; data: any }[]) => {
+      const label = labeller()
+      return events.filter((e) => e.event.startsWith('messages/') && e.event !== 'messages/metadata').map((e) => ({
+        event: e.event,
+        messages: (e.data as any[]).map((m) => ({
+          type: m.type === 'AIMessageChunk' ? 'ai' : m.type,
+          content: m.content,
+          chunks: (m.tool_call_chunks ?? []).map((c: any) => ({ ...c, id: label(c.id) })),
+          calls: (m.tool_calls ?? []).map((c: any) => ({ name: c.name, args: c.args, id: label(c.id) })),
+          finish: m.response_metadata?.finish_reason ?? null,
+        })),
+      }))
+    }
+    t.same(view((await hangarStream(base, text, 'messages')).events), view(recordedStream(scenario, 'messages')))
+  })
+
   if (scenario !== 'invalid') t.test(`${scenario}: the events mode has an on_tool_* event per call, as the real server's`, async (t) => {
     const { base } = await serveApp(t)
     const view = (events: { event: string; data: any }[]) => events.filter((e) => e.event === 'events' && String(e.data.event).startsWith('on_tool_')).map((e) => ({

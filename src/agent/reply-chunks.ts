@@ -89,10 +89,12 @@ export function chunkOf(id: string, piece: Piece): Message {
 }
 
 /**
- * JSON that may stop anywhere (a tool call's arguments while they stream), read as far as it
- * goes: open strings, lists and objects are closed; a dangling key or comma is dropped.
+ * JSON that may stop anywhere (a tool call's arguments while they stream), read as LangChain's
+ * `parsePartialJson` reads it: an open string, list or object is closed; what still does not parse
+ * (a bare word, a key without its value) is null.
  */
 export function partialJson(text: string): unknown {
+  if (text.trim() === '') return {}
   const whole = parsedObject(text)
   if (whole) return whole
   const closers: string[] = []
@@ -107,17 +109,11 @@ export function partialJson(text: string): unknown {
     else if (c === '[') closers.push(']')
     else if (c === '}' || c === ']') closers.pop()
   }
-  let body = inString ? `${text}"` : text
-  // Drop what cannot end a value: a trailing comma or colon, or a key without its value.
-  for (let tries = 0; tries < 3; tries++) {
-    const closed = body + [...closers].reverse().join('')
-    try {
-      return JSON.parse(closed)
-    } catch {
-      body = body.replace(/,\s*$/, '').replace(/,?\s*"(?:[^"\\]|\\.)*"\s*:?\s*$/, '').replace(/:\s*$/, '')
-    }
+  try {
+    return JSON.parse((inString ? `${text}"` : text) + [...closers].reverse().join(''))
+  } catch {
+    return null
   }
-  return {}
 }
 
 /** The legacy `messages/partial` message: everything streamed so far, merged as LangChain merges chunks. */
@@ -140,7 +136,10 @@ export class PartialReply {
       response_metadata: this.#end?.responseMetadata ?? {},
       usage_metadata: this.#end?.usage ?? null,
       tool_call_chunks: calls.map(([index, c]) => ({ type: 'tool_call_chunk', name: c.name, id: c.id, args: c.args, index })),
-      tool_calls: calls.map(([, c]) => ({ name: c.name, args: partialJson(c.args), id: c.id, type: 'tool_call' })),
+      // Arguments read so far; those that cannot be read are an invalid call, as LangChain merges chunks.
+      tool_calls: calls.filter(([, c]) => partialJson(c.args) !== null).map(([, c]) => ({ name: c.name, args: partialJson(c.args), id: c.id, type: 'tool_call' })),
+      invalid_tool_calls: calls.filter(([, c]) => partialJson(c.args) === null)
+        .map(([, c]) => ({ name: c.name, args: c.args, id: c.id, error: 'Malformed args.', type: 'invalid_tool_call' })),
     }
   }
 }
