@@ -54,7 +54,7 @@ export function holds(when: When | undefined, situation: Situation): boolean {
   )
 }
 
-/** Where a node's routes lead from a situation: the first that applies (`__end__` when none does). */
-export function routeFrom(routes: readonly Route[], situation: Situation): string {
-  return routes.find((route) => holds(route.when, situation))?.to ?? '__end__'
+/** The route a node takes from a situation: the first that applies (none: it goes to `__end__`). */
+export function routeFrom(routes: readonly Route[], situation: Situation): Route | undefined {
+  return routes.find((route) => holds(route.when, situation))
 }

@@ -9,7 +9,7 @@ import { checkpointId, makeCheckpoint } from './checkpoints.js'
 import { GraphError } from './graph-error.js'
 import { graphInfo } from './graph-info.js'
 import { runGraph } from './graph-run.js'
-import { channelsOf, loadGraphs, type Graph } from './graphs.js'
+import { channelsOf, checkSubgraphs, loadGraphs, type Graph } from './graphs.js'
 import { routeFrom } from './conditions.js'
 import { applyWrites, DEFAULT_CHANNELS, foldWrites, initialState, normalizeUpdate } from './state.js'
 import type { CheckpointRecord, GraphEngine, GraphInfo, State } from './types.js'
@@ -45,6 +45,7 @@ function graphsOf(graphsDir: string, ownGraphs: string | undefined): Graph[] {
  */
 export function createEngine(graphsDir: string, options: EngineOptions = {}): GraphEngine {
   const graphs = graphsOf(graphsDir, options.ownGraphs)
+  checkSubgraphs(graphs)
   const byId = new Map(graphs.map((g) => [g.graph_id, g]))
   const infos = new Map(graphs.map((g) => [g.graph_id, graphInfo(g)]))
   const clock = options.clock ?? Clock.system()
@@ -118,10 +119,11 @@ function superstep(
   // Each writer's successor, by its routes, from the state after the superstep.
   const situation = { state, configurable: {}, visits: 0 }
   for (const writer of writers) {
-    if (writer === '__start__') names.slice(0, 1).forEach((n) => next.add(n))
+    if (writer === '__start__') graph?.entry.forEach((n) => next.add(n))
     else if (graph) {
-      const successor = routeFrom(graph.nodes.find((n) => n.name === writer)!.routes, situation)
-      if (successor !== '__end__') next.add(successor)
+      // A Send's tasks need their inputs, which a state update does not keep: only named nodes follow.
+      const route = routeFrom(graph.nodes.find((n) => n.name === writer)!.routes, situation)
+      route?.to.filter((n) => n !== '__end__').forEach((n) => next.add(n))
     }
   }
   const writes = Object.fromEntries(Object.entries(written).map(([node, w]) => [node, Object.keys(w).length > 0 ? w : null]))

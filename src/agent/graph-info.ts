@@ -11,7 +11,6 @@ export function graphInfo(graph: Graph): GraphInfo {
 }
 
 function drawable(graph: Graph): GraphInfo['drawable'] {
-  const names = graph.nodes.map((n) => n.name)
   return {
     nodes: [
       { id: '__start__', type: 'schema', data: { $schema: DRAFT } },
@@ -26,7 +25,7 @@ function drawable(graph: Graph): GraphInfo['drawable'] {
     ],
     // Plain edges first, then each router's conditional edges, as LangGraph draws them.
     edges: [
-      { source: '__start__', target: names[0], conditional: false },
+      ...graph.entry.map((target) => ({ source: '__start__', target, conditional: false })),
       ...edgesOf(graph, false),
       ...edgesOf(graph, true),
     ],
@@ -36,9 +35,10 @@ function drawable(graph: Graph): GraphInfo['drawable'] {
 /** The edges the nodes' routes draw: a node's one plain edge, or (`conditional`) an edge to each place its routes lead. */
 function edgesOf(graph: Graph, conditional: boolean) {
   return graph.nodes.flatMap((node) => {
-    const routed = node.routes.length > 1 || node.routes.some((r) => r.when !== undefined)
+    const routed = node.routes.length > 1 || node.routes.some((r) => r.when !== undefined || r.send !== undefined)
     if (routed !== conditional) return []
-    return [...new Set(node.routes.map((r) => r.to))].map((target) => ({ source: node.name, target, conditional }))
+    const targets = node.routes.flatMap((r) => (r.send ? [r.send.node] : r.to))
+    return [...new Set(targets)].map((target) => ({ source: node.name, target, conditional }))
   })
 }
 

@@ -145,7 +145,7 @@ class GraphRun {
   /** Where `node` goes from `state`: the first of its routes that applies (`__end__`: nowhere). */
   #route(node: GraphNode, state: State): string {
     const situation = { state, configurable: configurableOf(this.#request), visits: this.#visits.get(node.name) ?? 0 }
-    return routeFrom(node.routes, situation)
+    return routeFrom(node.routes, situation)?.to[0] ?? END
   }
 
   async *run(): Output {

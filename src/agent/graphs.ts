@@ -101,10 +101,22 @@ const When = Type.Object({
 })
 export const CONDITIONS = ['configurable', 'human_contains', 'human_matches', 'state', 'state_truthy', 'tool_calls', 'tool_result_contains', 'visits_at_least', 'last_message', 'all', 'not'] as const
 
-/** Where a node goes: to `to` when `when` holds (always without `when`); the first that applies wins. */
+/** A LangGraph `Send`: one task of `node` per item of `inputs`, each getting that item (an object) instead of the state. */
+const Send = Type.Object({
+  node: Type.String({ minLength: 1 }),
+  /** A list of objects (templated; a lone template such as `{{state.topics}}` may stand for the list). */
+  inputs: Type.Unknown(),
+})
+
+/**
+ * Where a node goes when `when` holds (always without `when`); the first that applies wins. `to`
+ * names a node (or `__end__`), or several that run together in the next superstep (a fan-out);
+ * `send` starts one task per input instead.
+ */
 const Route = Type.Object({
   when: Type.Optional(When),
-  to: Type.String({ minLength: 1 }),
+  to: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })])),
+  send: Type.Optional(Send),
 })
 
 const Fail = Type.Object({
@@ -139,10 +151,13 @@ const Node = Type.Object({
   delay_ms: Type.Optional(Ms({ default: 0 })),
   steps: Type.Optional(Type.Array(Step, { default: [] })),
   /**
-   * The node that runs next: a node name or `__end__`, or routes tried in order. Without it, the
-   * next node in `nodes` (the last one goes to `__end__`).
+   * The node that runs next: a node name or `__end__`, several names (they run together in the
+   * next superstep), or routes tried in order. Without it, the next node in `nodes` (the last one
+   * goes to `__end__`).
    */
-  next: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Array(Route)])),
+  next: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }), Type.Array(Route)])),
+  /** The node runs this graph (its `graph_id`) as a subgraph, on the state keys both declare; it has no steps of its own. */
+  subgraph: Type.Optional(Type.String({ minLength: 1 })),
 })
 
 export const GraphFixture = Type.Object({
@@ -150,20 +165,36 @@ export const GraphFixture = Type.Object({
   description: Type.Optional(Nullable(Type.String())),
   /** State keys and their reducers; a key not listed is not part of the state. */
   state: Type.Optional(Dict(StringEnum(REDUCERS), { default: {} })),
-  /** Run one after another: `__start__ → nodes[0] → … → __end__`. */
+  /** The node(s) `__start__` leads to; several run together in the first superstep. Default: the first node. */
+  entry: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })])),
+  /** Run one after another: `__start__ → nodes[0] → … → __end__`, unless `entry` and `next` say otherwise. */
   nodes: Type.Array(Node),
 })
 
 export type Step = Static<typeof Step>
 /** A `when` (an inner one of `all` / `not` has no `all` or `not` of its own). */
 export type When = Static<typeof LeafWhen> & { all?: When[]; not?: When }
-export type Route = Static<typeof Route>
+export type SendSpec = Static<typeof Send>
+/** A route as loaded: `to` always a list (empty for a `send`). */
+export interface Route {
+  when?: When
+  to: string[]
+  send?: SendSpec
+}
+type NodeFixture = Static<typeof Node>
 /** A node as loaded: its `next` as routes (a plain name is one route without a condition; none given, the next node in the list). */
-export type GraphNode = Required<Omit<Static<typeof Node>, 'steps' | 'next'>> & { steps: Step[]; routes: Route[]; next?: string | Route[] }
-export type Graph = Omit<Static<typeof GraphFixture>, 'nodes' | 'description' | 'state'> & {
+export type GraphNode = Required<Omit<NodeFixture, 'steps' | 'next' | 'subgraph'>> & {
+  steps: Step[]
+  routes: Route[]
+  next?: NodeFixture['next']
+  subgraph?: string
+}
+export type Graph = Omit<Static<typeof GraphFixture>, 'nodes' | 'description' | 'state' | 'entry'> & {
   description: string | null
   state: Channels['reducers']
   nodes: GraphNode[]
+  /** The nodes of the first superstep. */
+  entry: string[]
   /** The file it was read from. */
   file: string
 }
@@ -211,21 +242,56 @@ export function parseGraph(path: string, text: string): Graph {
   const extra = extraField(data, GraphFixture, [])
   if (extra) return fail(extra, 'Extra inputs are not permitted')
   const loaded = value as Static<typeof GraphFixture>
-  const nodes = loaded.nodes.map((node, i) => {
-    const { next } = node
-    const routes: Route[] = next === undefined ? [{ to: loaded.nodes[i + 1]?.name ?? '__end__' }] : typeof next === 'string' ? [{ to: next }] : next
-    return { ...node, steps: node.steps ?? [], routes } as GraphNode
-  })
-  const graph = { ...loaded, nodes, file: path } as Graph
+  const nodes = loaded.nodes.map((node, i) => ({ ...node, steps: node.steps ?? [], routes: routesOf(node.next, loaded.nodes[i + 1]?.name) }) as GraphNode)
+  const entry = loaded.entry === undefined ? loaded.nodes.slice(0, 1).map((n) => n.name) : [loaded.entry].flat()
+  const graph = { ...loaded, entry, nodes, file: path } as Graph
   graph.description ??= null
-  checkGraph(graph, fail)
+  checkGraph(graph, fail, loaded.entry)
   return graph
+}
+
+/**
+ * What one file cannot check: each subgraph names a graph that is loaded, and no graph runs itself
+ * through its subgraphs. Throws a FixtureError naming the file and the field.
+ */
+export function checkSubgraphs(graphs: Graph[]): void {
+  const byId = new Map(graphs.map((g) => [g.graph_id, g]))
+  const inner = (graph: Graph) => graph.nodes.filter((n) => n.subgraph !== undefined)
+  for (const graph of graphs) {
+    for (const node of inner(graph)) {
+      if (!byId.has(node.subgraph!)) {
+        const at = graph.nodes.indexOf(node)
+        throw new FixtureError(`fixture ${graph.file}: nodes[${at}].subgraph: '${node.subgraph}' is not a graph (graphs: ${[...byId.keys()].join(', ')})`)
+      }
+    }
+  }
+  // A cycle through subgraphs would never end: found by walking from each graph.
+  const walk = (graph: Graph, path: string[]): void => {
+    for (const node of inner(graph)) {
+      if (path.includes(node.subgraph!)) {
+        const at = graph.nodes.indexOf(node)
+        throw new FixtureError(`fixture ${graph.file}: nodes[${at}].subgraph: '${node.subgraph}' runs itself through its subgraphs (${[...path, node.subgraph].join(' → ')})`)
+      }
+      walk(byId.get(node.subgraph!)!, [...path, node.subgraph!])
+    }
+  }
+  for (const graph of graphs) walk(graph, [graph.graph_id])
+}
+
+/** A node's `next` as routes: a name or names is one route without a condition; none given, the next node in the list. */
+function routesOf(next: NodeFixture['next'], following: string | undefined): Route[] {
+  if (next === undefined) return [{ to: [following ?? '__end__'] }]
+  if (typeof next === 'string') return [{ to: [next] }]
+  if (next.every((item) => typeof item === 'string')) return [{ to: next as string[] }]
+  return (next as Static<typeof Route>[]).map((route) => ({ ...route, to: route.to === undefined ? [] : [route.to].flat() }))
 }
 
 /** The first field an object has that its schema does not declare (pydantic's `extra="forbid"`). */
 function extraField(input: unknown, schema: TSchema, loc: Loc): Loc | undefined {
   const members = (schema.anyOf as TSchema[] | undefined) ?? [schema]
-  const list = members.find((m) => m.type === 'array')
+  // A list of objects is checked against the list member whose items are objects (`next`: names or routes).
+  const lists = members.filter((m) => m.type === 'array')
+  const list = lists.find((m) => (m.items as TSchema).type === 'object') ?? lists[0]
   if (Array.isArray(input) && list) {
     for (const [i, item] of input.entries()) {
       const found = extraField(item, list.items as TSchema, [...loc, i])
@@ -252,13 +318,14 @@ function extraField(input: unknown, schema: TSchema, loc: Loc): Loc | undefined 
 }
 
 /** What the schema cannot say: names, one action per step, declared keys, known templates. */
-function checkGraph(graph: Graph, fail: (loc: Loc, msg: string) => never): void {
+function checkGraph(graph: Graph, fail: (loc: Loc, msg: string) => never, entry: unknown): void {
   const keys = Object.keys(graph.state)
   const declared = (key: string, loc: Loc) => {
     if (!keys.includes(key)) fail(loc, `'${key}' is not a state key (declared: ${keys.join(', ') || 'none'})`)
   }
   const templates = (value: unknown, loc: Loc, extra: string[] = []) => {
-    const [unknown] = unknownTemplates(value, keys, extra)
+    // `{{input.<key>}}`: a key of what a Send gave the node.
+    const [unknown] = unknownTemplates(value, keys, ['input', ...extra])
     if (unknown !== undefined) fail(loc, `unknown template '{{${unknown}}}' (use {{last_human}}, {{state.<key>}} or {{context.<key>}})`)
   }
   const checkWhen = (when: When, loc: Loc) => {
@@ -282,18 +349,37 @@ function checkGraph(graph: Graph, fail: (loc: Loc, msg: string) => never): void 
   }
   if (graph.nodes.length === 0) fail(['nodes'], 'a graph needs at least one node')
   const names = graph.nodes.map((n) => n.name)
+  graph.entry.forEach((name, i) => {
+    if (!names.includes(name)) fail(Array.isArray(entry) ? ['entry', i] : ['entry'], `'${name}' is not a node (nodes: ${names.join(', ')})`)
+  })
   graph.nodes.forEach((node, n) => {
     const at: Loc = ['nodes', n]
     if (RESERVED.has(node.name)) fail([...at, 'name'], `'${node.name}' is a reserved name`)
     if (graph.nodes.findIndex((other) => other.name === node.name) !== n) fail([...at, 'name'], `'${node.name}' names two nodes`)
     if (Array.isArray(node.next) && node.next.length === 0) fail([...at, 'next'], 'give at least one route (or leave next out: the next node in the list)')
+    const isNode = (name: string, loc: Loc, end = true) => {
+      if ((!end || name !== '__end__') && !names.includes(name)) fail(loc, `'${name}' is not a node (nodes: ${names.join(', ')}${end ? '; or __end__' : ''})`)
+    }
+    const plain = !Array.isArray(node.next) || node.next.every((item) => typeof item === 'string')
     node.routes.forEach((route, r) => {
-      // A plain `next` is one route; its location is `next` itself.
-      const loc: Loc = Array.isArray(node.next) ? [...at, 'next', r] : [...at, 'next']
-      const target = Array.isArray(node.next) ? [...loc, 'to'] : loc
-      if (route.to !== '__end__' && !names.includes(route.to)) fail(target, `'${route.to}' is not a node (nodes: ${names.join(', ')}; or __end__)`)
+      // A plain `next` (a name, or names) is one route; its location is `next` itself.
+      const loc: Loc = plain ? [...at, 'next'] : [...at, 'next', r]
+      const target = plain ? loc : [...loc, 'to']
+      const listed = Array.isArray(node.next) ? node.next[r] : undefined
+      if (!plain && (typeof listed !== 'object' || listed === null)) fail(loc, 'give routes as objects ({"when": …, "to": …}) or next as names, not both')
+      if (!plain && (listed as { to?: unknown }).to === undefined === (route.send === undefined)) fail(loc, 'a route gives exactly one of to, send')
+      route.to.forEach((to, i) => isNode(to, Array.isArray((listed as { to?: unknown } | undefined)?.to) || (plain && Array.isArray(node.next)) ? [...target, i] : target))
+      if (route.to.length > 1 && route.to.includes('__end__')) fail(target, `__end__ cannot run beside other nodes`)
+      if (route.send) {
+        isNode(route.send.node, [...loc, 'send', 'node'], false)
+        templates(route.send.inputs, [...loc, 'send', 'inputs'])
+      }
       if (route.when) checkWhen(route.when, [...loc, 'when'])
     })
+    if (node.subgraph !== undefined) {
+      if (node.steps.length > 0) fail([...at, 'subgraph'], 'a node that runs a subgraph has no steps of its own (give the steps to the subgraph)')
+      if (node.subgraph === graph.graph_id) fail([...at, 'subgraph'], `a graph cannot run itself as a subgraph`)
+    }
     let interrupts = 0
     node.steps.forEach((step, s) => {
       const loc: Loc = [...at, 'steps', s]
