@@ -37,6 +37,11 @@ export const taskId = (checkpointId: string, node: string) => uuid5(`task:${chec
 export const interruptId = (task: string) => uuid5(`interrupt:${task}`, NAMESPACE).replaceAll('-', '')
 
 export const taskPath = (node: string) => ['__pregel_pull', node]
+/** The path of a Send's task: the `i`-th Send of the step. */
+export const pushPath = (i: number) => ['__pregel_push', i, false]
+
+/** The id of a Send's task: the `i`-th Send of the step that checkpoint `checkpointId` ends. */
+export const pushTaskId = (checkpointId: string, i: number) => uuid5(`task:${checkpointId}:__pregel_push:${i}`, NAMESPACE)
 
 export interface CheckpointSpec {
   id: string
@@ -45,6 +50,8 @@ export interface CheckpointSpec {
   step: number
   values: State
   next: string[]
+  /** How many of `next` (the first ones) are Sends' tasks (pushed), not nodes the edges lead to. */
+  pushed?: number
   writes: unknown
   /** Run metadata and ids, written before `source`, `step`, `writes`, `parents`. */
   metadata: Record<string, unknown>
@@ -53,10 +60,11 @@ export interface CheckpointSpec {
 }
 
 export function makeCheckpoint(spec: CheckpointSpec): CheckpointRecord {
-  const tasks: ThreadTask[] = spec.next.map((name) => ({
-    id: taskId(spec.id, name),
+  const pushed = spec.pushed ?? 0
+  const tasks: ThreadTask[] = spec.next.map((name, i) => ({
+    id: i < pushed ? pushTaskId(spec.id, i) : taskId(spec.id, name),
     name,
-    path: taskPath(name),
+    path: i < pushed ? pushPath(i) : taskPath(name),
     error: spec.task?.error ?? null,
     interrupts: spec.task?.interrupts ?? [],
     checkpoint: null,
@@ -86,12 +94,13 @@ export interface TaskOutcome {
 }
 
 /**
- * The checkpoint with its pending task `node` settled, as LangGraph shows it: the task's result
- * (kept when an earlier run already gave one), interrupts and error; a task that stopped the
- * thread (an interrupt, an error, a breakpoint) is listed in the checkpoint's `interrupts`.
+ * The checkpoint with its pending task `task` (its id, or its node's name) settled, as LangGraph
+ * shows it: the task's result (kept when an earlier run already gave one), interrupts and error; a
+ * task that stopped the thread (an interrupt, an error, a breakpoint) is listed in the checkpoint's
+ * `interrupts`.
  */
-export function settleTask(record: CheckpointRecord, node: string, outcome: TaskOutcome): CheckpointRecord {
-  const task = record.tasks.find((t) => t.name === node)
+export function settleTask(record: CheckpointRecord, which: string, outcome: TaskOutcome): CheckpointRecord {
+  const task = record.tasks.find((t) => t.id === which) ?? record.tasks.find((t) => t.name === which)
   if (!task) return record
   const settled: ThreadTask = {
     ...task,

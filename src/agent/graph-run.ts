@@ -1,9 +1,12 @@
 // One run of a scripted graph: an async generator of EngineOutput (see types.ts). It decides where
-// the run starts (a new input, a resume, a command, a re-run of an interrupted node), plays the
-// nodes one after another on the run's clock, and yields each step's checkpoint before the events
-// that report the step, so a client that reads the thread after an event finds the step stored.
+// the run starts (a new input, a resume, a command, a re-run of an interrupted task), then runs
+// supersteps as LangGraph does: the tasks of a step together on the run's clock (task-scheduler.ts),
+// their writes merged by the reducers in task order, one checkpoint per step, the next step's tasks
+// from every task's routes (nodes, and Sends with their own inputs). Each step's checkpoint is
+// yielded before the events that report the step, so a client that reads the thread after an
+// event finds the step stored.
 
-import { checkpointId, interruptId, makeCheckpoint, settleTask, taskId, type CheckpointSpec, type TaskOutcome } from './checkpoints.js'
+import { checkpointId, interruptId, makeCheckpoint, settleTask, type CheckpointSpec, type TaskOutcome } from './checkpoints.js'
 import { GraphError } from './graph-error.js'
 import { channelsOf, uiKeyOf, type Graph, type GraphNode } from './graphs.js'
 import { commandUpdate, gotoTarget, resumeValue, stopsAt } from './commands.js'
@@ -11,6 +14,8 @@ import { routeFrom } from './conditions.js'
 import { configurableOf, emit, playNode, type NodeOutcome } from './node-steps.js'
 import { applyWrites, initialState, normalizeUpdate, type Channels } from './state.js'
 import { runMetadata, StreamModes, type TaskView } from './stream-modes.js'
+import { interleave } from './task-scheduler.js'
+import { renderValue } from './templates.js'
 import type { CheckpointRecord, EngineOutput, Interrupt, PausedAt, RunRequest, State } from './types.js'
 
 type Output = AsyncGenerator<EngineOutput, void>
@@ -25,15 +30,29 @@ const recursionError = (limit: number) => new GraphError(
 )
 /** A checkpoint as a step describes it; the run adds its id, parent, step number and metadata. */
 type StepSpec = Omit<CheckpointSpec, 'id' | 'parentId' | 'step' | 'metadata'>
-/** Where the nodes start, and the value the first one's interrupt returns when it is resumed. */
-interface Start {
-  /** The node to run first (`__end__`: none). */
-  node: string
-  resume?: { value: unknown }
-  /** A Send's input: what the first node gets instead of the state. */
+/** A task of a superstep: a pending task of the checkpoint the step runs from. */
+interface Planned {
+  node: GraphNode
+  /** The checkpoint's task id. */
+  id: string
+  /** A Send's task: its path among the checkpoint's tasks. */
+  pushed?: unknown[]
+  /** What the node gets instead of the state (a Send's input, a goto's). */
   input?: State
-  /** A node still pending beside the first one (a goto away from an interrupted node): both run in one superstep. */
-  alongside?: string
+  /** The value its interrupt returns (it is being resumed). */
+  resume?: { value: unknown }
+}
+/** A superstep to run: its tasks, and the writes of those of its tasks that already ran (their writes are in the state). */
+interface Plan {
+  tasks: Planned[]
+  ran: { node: GraphNode; writes: Record<string, unknown> | null }[]
+}
+/** How a superstep ended: the next one, the graph's end, or a stop (an interrupt, a failure, a breakpoint: the run is done). */
+type StepEnd = Plan | 'end' | 'stopped'
+/** A place the routes lead to: a node, or a Send's task of a node with its input. */
+interface Target {
+  node: string
+  input?: State
 }
 /** An update merged in: what it writes (normalized) and the state after it. */
 interface Applied {
@@ -80,7 +99,7 @@ class GraphRun {
   #last: CheckpointRecord | null
   /** How many times each node ran in this run (route and fail conditions read it). */
   readonly #visits = new Map<string, number>()
-  /** How many node steps the run took; past `recursion_limit` it fails. */
+  /** How many supersteps the run took; past `recursion_limit` it fails. */
   #steps = 0
   readonly #recursionLimit: number
 
@@ -129,10 +148,10 @@ class GraphRun {
     yield* emit([...checkpoint.filter((e) => 'protocol' in e), ...this.#modes.values(this.#state), ...checkpoint.filter((e) => !('protocol' in e))])
   }
 
-  /** Settles the latest checkpoint's pending task `node` (see settleTask) and has it stored. */
-  *#settle(node: string, outcome: TaskOutcome, pausedAt: PausedAt | null = null): Generator<EngineOutput> {
+  /** Settles the latest checkpoint's pending task (its id, or its node's name; see settleTask) and has it stored. */
+  *#settle(task: string, outcome: TaskOutcome, pausedAt: PausedAt | null = null): Generator<EngineOutput> {
     if (this.#last === null) return
-    this.#last = settleTask(this.#last, node, outcome)
+    this.#last = settleTask(this.#last, task, outcome)
     yield { kind: 'amend', checkpoint: this.#last, pausedAt }
   }
 
@@ -142,37 +161,66 @@ class GraphRun {
     return node
   }
 
-  /** Where `node` goes from `state`: the first of its routes that applies (`__end__`: nowhere). */
-  #route(node: GraphNode, state: State): string {
+  /** Where `node` leads from `state`: the nodes of the first of its routes that applies, or one task per input of its Send. */
+  #targets(node: GraphNode, state: State): Target[] {
     const situation = { state, configurable: configurableOf(this.#request), visits: this.#visits.get(node.name) ?? 0 }
-    return routeFrom(node.routes, situation)?.to[0] ?? END
+    const route = routeFrom(node.routes, situation)
+    if (!route) return []
+    if (!route.send) return route.to.filter((to) => to !== END).map((to) => ({ node: to }))
+    const inputs = renderValue(route.send.inputs, state, this.#request.context)
+    if (!Array.isArray(inputs) || inputs.some((i) => typeof i !== 'object' || i === null || Array.isArray(i))) {
+      throw new GraphError('InvalidUpdateError', `The inputs of node '${node.name}''s Send to '${route.send.node}' must be a list of objects, got ${JSON.stringify(inputs)}`)
+    }
+    return (inputs as State[]).map((input) => ({ node: route.send!.node, input }))
+  }
+
+  /**
+   * The step's tasks, as a checkpoint lists them: its pending tasks (not those that already ran
+   * beside an interrupt); a Send's task gets the input the pause kept; `resume` answers the
+   * interrupts of those that interrupted.
+   */
+  #planFrom(record: CheckpointRecord, resume?: { value: unknown }): Plan {
+    const sends = this.#pausedAt?.sends ?? {}
+    const plan: Plan = { tasks: [], ran: [] }
+    for (const task of record.tasks) {
+      const node = this.#byName(task.name)
+      const ran = task.result !== null && task.result !== undefined && task.interrupts.length === 0 && task.error === null
+      if (ran && !record.next.includes(task.name)) {
+        plan.ran.push({ node, writes: task.result as Record<string, unknown> })
+        continue
+      }
+      const pushed = task.path?.[0] === '__pregel_push' ? task.path : undefined
+      plan.tasks.push({
+        node,
+        id: task.id,
+        ...(pushed ? { pushed } : {}),
+        ...(sends[task.id] ? { input: sends[task.id] } : {}),
+        ...(resume && task.interrupts.length > 0 ? { resume: { value: resumeValue(resume.value, task.interrupts) } } : {}),
+      })
+    }
+    return plan
   }
 
   async *run(): Output {
     const { input, command } = this.#request
     const isCommand = command != null && (command.resume !== undefined || command.update !== undefined || command.goto !== undefined)
     yield* emit(this.#modes.graphStart(isCommand ? command : input))
-    let start: Start | null
+    let plan: StepEnd
     try {
-      start = isCommand ? yield* this.#command() : input != null ? yield* this.#input(input) : yield* this.#continue()
+      plan = isCommand ? yield* this.#command() : input != null ? yield* this.#input(input) : yield* this.#continue()
     } catch (error) {
       if (!(error instanceof GraphError)) throw error
       return yield* failed(error, this.#state)
     }
-    if (start?.alongside !== undefined) {
-      start = yield* this.#superstep(this.#byName(start.node), start.input, this.#byName(start.alongside))
-      if (start === null) return
-    }
     const { interruptBefore } = this.#request
-    for (let name = start?.node ?? END, first = true; name !== END; first = false) {
-      const node = this.#byName(name)
-      // A thread stopped at a breakpoint before this node goes on past it.
-      const passed = first && this.#pausedAt?.breakpoint === true && this.#pausedAt.node === node.name
-      if (!passed && stopsAt(interruptBefore, node.name)) return yield* this.#breakpoint(node.name)
+    for (let first = true; plan !== 'end'; first = false) {
+      if (plan === 'stopped') return
+      // A thread stopped at a breakpoint before this step goes on past it.
+      const passed = first && this.#pausedAt?.breakpoint === true
+      const stop = passed ? undefined : plan.tasks.find((t) => stopsAt(interruptBefore, t.node.name))
+      if (stop) return yield* this.#breakpoint(stop.node.name)
       if (this.#steps >= this.#recursionLimit) return yield* failed(recursionError(this.#recursionLimit), this.#state)
-      const next = yield* this.#node(node, first ? { resume: start!.resume, input: start!.input } : {})
-      if (next === false) return
-      name = next
+      plan = yield* this.#superstep(plan)
     }
     yield* emit(this.#modes.graphEnd(this.#state))
     yield { kind: 'done', status: 'success', values: this.#state, pausedAt: null, error: null }
@@ -183,7 +231,7 @@ class GraphRun {
    * interrupt value; the run succeeds and answers `{"__interrupt__": []}`.
    */
   async *#breakpoint(node: string, after?: { taskId: string }): Output {
-    const pausedAt: PausedAt = { node, interrupts: [], breakpoint: true }
+    const pausedAt: PausedAt = { node, interrupts: [], breakpoint: true, ...this.#sendsOf(this.#last) }
     if (after && this.#last) {
       // After a node, the thread's interrupts name the task that ran, as LangGraph records it.
       this.#last = { ...this.#last, interrupts: { ...this.#last.interrupts, [after.taskId]: [] } }
@@ -194,8 +242,17 @@ class GraphRun {
     yield { kind: 'done', status: 'success', values: { __interrupt__: [] }, pausedAt, error: null }
   }
 
-  /** A new input: the input checkpoint, the input applied (step checkpoint), then the first node. */
-  async *#input(input: unknown): AsyncGenerator<EngineOutput, Start | null> {
+  /** The Send inputs of a checkpoint this run wrote (kept in memory), for a pause to keep them. */
+  #sendsOf(record: CheckpointRecord | null): { sends?: Record<string, State> } {
+    const sends = record === null ? undefined : this.#pendingSends.get(record.checkpoint_id)
+    return sends ? { sends } : {}
+  }
+
+  /** The inputs of the Send tasks of the checkpoints this run wrote, by checkpoint and task id. */
+  readonly #pendingSends = new Map<string, Record<string, State>>()
+
+  /** A new input: the input checkpoint, the input applied (step checkpoint), then the first step. */
+  async *#input(input: unknown): AsyncGenerator<EngineOutput, StepEnd> {
     const entry: StepSpec = { source: 'input', values: this.#state, next: ['__start__'], writes: { __start__: input } }
     let applied: Applied
     try {
@@ -216,113 +273,216 @@ class GraphRun {
     return { writes, state: applyWrites(this.#channels, this.#state, writes) }
   }
 
-  /** The input applied: the step checkpoint before the first node. */
-  async *#started({ writes, state }: Applied): AsyncGenerator<EngineOutput, Start> {
+  /** The input applied: the step checkpoint before the first step (the graph's entry nodes). */
+  async *#started({ writes, state }: Applied): AsyncGenerator<EngineOutput, Plan> {
     this.#state = state
-    const first = this.#graph.nodes[0].name
-    const record = this.#checkpoint({ source: 'loop', values: state, next: [first], writes: null })
+    const record = this.#checkpoint({ source: 'loop', values: state, next: this.#graph.entry, writes: null })
     yield { kind: 'checkpoint', checkpoint: record }
     if (Object.keys(writes).length > 0) yield* this.#announce(record)
     else yield* emit(this.#modes.checkpoint(record))
-    return { node: first }
+    return this.#planFrom(record)
   }
 
   /**
-   * A command. With `resume` on an interrupted thread: the interrupted node runs again and its
-   * interrupt returns the value; `update` joins that node's step (no checkpoint of its own). Else
-   * the command is the run's input, as in LangGraph: an `input` checkpoint with `update` applied,
-   * whose tasks are the `goto` target and the node still pending there, which runs again.
+   * A command. With `resume` on an interrupted thread: the interrupted tasks run again and their
+   * interrupts return the value (or each its own, from a map by interrupt id); `update` joins
+   * that step (no checkpoint of its own). Else the command is the run's input, as in LangGraph:
+   * an `input` checkpoint with `update` applied, whose tasks are the `goto` target and the tasks
+   * still pending there, which run again.
    */
-  async *#command(): AsyncGenerator<EngineOutput, Start | null> {
+  async *#command(): AsyncGenerator<EngineOutput, StepEnd> {
     const command = this.#request.command!
-    const paused = this.#pausedAt?.node ?? null
     const target = gotoTarget(command.goto)
     if (target !== null) this.#byName(target.node)
     const update = command.update === undefined ? undefined : commandUpdate(command.update)
     const writes = update === undefined ? {} : normalizeUpdate(this.#channels, update)
-    if (paused !== null && command.resume !== undefined && (target === null || target.node === paused)) {
+    const pending = this.#pausedAt !== null && this.#last !== null ? this.#planFrom(this.#last).tasks.map((t) => t.node.name) : []
+    if (pending.length > 0 && command.resume !== undefined && (target === null || pending.includes(target.node))) {
       this.#state = applyWrites(this.#channels, this.#state, writes)
       // A resume announces the checkpoint it resumes from again, as LangGraph does.
       yield* this.#announce(this.#last!)
-      return { node: this.#byName(paused).name, resume: { value: resumeValue(command.resume, this.#pausedAt!.interrupts) } }
+      return this.#planFrom(this.#last!, { value: command.resume })
     }
     const hadState = this.#last !== null
     this.#state = applyWrites(this.#channels, this.#state, writes)
-    const pending = paused !== null && paused !== target?.node ? paused : null
     const names = this.#graph.nodes.map((n) => n.name)
-    const next = [target?.node, pending].filter((n): n is string => n != null).sort((x, y) => names.indexOf(x) - names.indexOf(y))
+    const next = [...new Set([target?.node, ...pending.filter((n) => n !== target?.node)].filter((n): n is string => n != null))]
+      .sort((x, y) => names.indexOf(x) - names.indexOf(y))
     const record = this.#checkpoint({ source: 'input', values: this.#state, next, writes: { __start__: update ?? null } })
     yield { kind: 'checkpoint', checkpoint: record }
     if (hadState || Object.keys(writes).length > 0) yield* this.#announce(record)
     else yield* emit(this.#modes.checkpoint(record))
-    if (target === null) return pending === null ? null : { node: this.#byName(pending).name }
-    return { node: target.node, input: target.input, ...(pending === null ? {} : { alongside: pending }) }
+    if (next.length === 0) return 'end'
+    const plan = this.#planFrom(record)
+    // A goto's Send gives its node an input of its own.
+    if (target?.input !== undefined) plan.tasks = plan.tasks.map((t) => (t.node.name === target.node ? { ...t, input: target.input } : t))
+    return plan
   }
 
   /**
-   * No input: the run continues the start checkpoint's pending `next` (an interrupted node runs
+   * No input: the run continues the start checkpoint's pending tasks (an interrupted one runs
    * again and interrupts again). From a checkpoint the run named, it first writes a `fork`
    * checkpoint (a copy of that one, its child), so the new branch starts there.
    */
-  async *#continue(): AsyncGenerator<EngineOutput, Start | null> {
+  async *#continue(): AsyncGenerator<EngineOutput, StepEnd> {
     const start = this.#last
     if (start === null) throw new GraphError('EmptyInputError', 'Received no input writes for "__start__"')
+    let from = start
     if (this.#request.forked) {
-      const fork = this.#checkpoint({ source: 'fork', values: this.#state, next: start.next, writes: null })
-      yield { kind: 'checkpoint', checkpoint: fork }
-      yield* this.#announce(fork)
+      from = this.#checkpoint({ source: 'fork', values: this.#state, next: start.next, writes: null })
+      yield { kind: 'checkpoint', checkpoint: from }
+      yield* this.#announce(from)
     } else if (start.next.length > 0) yield* this.#announce(start)
     else yield* emit(this.#modes.values(this.#state))
-    const pending = start.next[0]
-    if (pending === undefined) return null
+    if (start.next.length === 0) return 'end'
     // A pending input (an input checkpoint's, or one a thread's supersteps recorded) is applied now.
-    if (pending === '__start__') return yield* this.#started(this.#apply(start.tasks.find((t) => t.name === '__start__')?.result ?? writtenInput(start)))
-    return { node: this.#byName(pending).name }
+    if (start.next[0] === '__start__') return yield* this.#started(this.#apply(start.tasks.find((t) => t.name === '__start__')?.result ?? writtenInput(start)))
+    return this.#planFrom(from)
+  }
+
+  /** The task view the modes describe a planned task with (its input: a Send's, or the state). */
+  #view(task: Planned): TaskView {
+    return { id: task.id, name: task.node.name, step: this.#step, input: task.input ?? this.#state, ...(task.pushed ? { pushed: task.pushed } : {}) }
   }
 
   /**
-   * Runs one node as one step: where the run goes next (`__end__`: it ends), or false when it
-   * ended there (an interrupt, a failure, an `interrupt_after`). A Send's `input` is what the node
-   * gets instead of the state; its writes go to the state.
+   * Runs one superstep: its tasks together on the clock, each one's events as it goes; a task's
+   * update and result as soon as it finishes (the last one's after the step's checkpoint). When
+   * every task succeeded: their writes merged in task order, one checkpoint, the next step from
+   * all their routes. When some interrupted: no checkpoint; the one the step ran from keeps the
+   * interrupts, and the writes of those that succeeded (its values include them, its `next` lists
+   * only the tasks still to run), as LangGraph shows it. A failure stops the run at once.
    */
-  async *#node(node: GraphNode, options: { resume?: { value: unknown }; input?: State }): AsyncGenerator<EngineOutput, string | false> {
-    const ranFrom = this.#last?.checkpoint_id ?? this.#request.ids.run_id
-    const task = this.#task(node, options.input)
-    const visits = this.#visits.get(node.name) ?? 0
-    this.#visits.set(node.name, visits + 1)
+  async *#superstep(plan: Plan): AsyncGenerator<EngineOutput, StepEnd> {
     this.#steps += 1
-    yield* emit(this.#modes.taskStart(task))
-    const outcome = yield* playNode(node, task, {
-      channels: this.#channels, modes: this.#modes, request: this.#request, resume: options.resume, visits, uiKey: uiKeyOf(this.#graph),
+    const views = plan.tasks.map((t) => this.#view(t))
+    const context = { channels: this.#channels, modes: this.#modes, request: this.#request, uiKey: uiKeyOf(this.#graph) }
+    const runs = plan.tasks.map((task, i) => {
+      const visits = this.#visits.get(task.node.name) ?? 0
+      this.#visits.set(task.node.name, visits + 1)
+      return playNode(task.node, views[i], { ...context, resume: task.resume, visits })
     })
-    if (outcome.kind !== 'ok') return yield* this.#stop(node, task, outcome)
-    const writes = outcome.writes
-    const state = options.input === undefined ? outcome.state : applyWrites(this.#channels, this.#state, writes)
-    const successor = this.#route(node, state)
-    // An `interrupt_after` stops here; the checkpoint is stored but not announced, as on the real server.
-    const breakAfter = successor !== END && stopsAt(this.#request.interruptAfter, node.name)
-    yield* this.#settle(node.name, { result: writes })
-    const record = this.#checkpoint({
-      source: 'loop',
-      values: state,
-      next: successor === END ? [] : [successor],
-      writes: { [node.name]: Object.keys(writes).length > 0 ? writes : null },
+    for (const view of views) yield* emit(this.#modes.taskStart(view))
+    const outcomes: NodeOutcome[] = []
+    const interrupts: Interrupt[] = []
+    let finished = 0
+    let lastRan: number | undefined
+    for await (const item of interleave(runs, this.#request.clock, this.#request.signal)) {
+      if (item.kind !== 'finished') {
+        yield item
+        continue
+      }
+      const { index, value: outcome } = item
+      outcomes[index] = outcome
+      finished += 1
+      const view = views[index]
+      if (outcome.kind === 'fail') return yield* this.#failed(view, outcome.error)
+      if (outcome.kind === 'interrupt') {
+        const interrupt: Interrupt = { id: interruptId(view.id), value: outcome.value }
+        interrupts.push(interrupt)
+        yield* this.#settle(view.id, { interrupts: [interrupt] }, { node: interrupts.length === 1 ? view.name : this.#pausedNode(plan, outcomes), interrupts: [...interrupts] })
+        // While no task of the step has written anything, `values` shows the interrupt too.
+        const ran = outcomes.some((o) => o?.kind === 'ok')
+        yield* emit(this.#modes.interrupted([interrupt]).filter((e) => !ran || 'protocol' in e || e.event !== 'values'))
+        const ended = { writes: null, interrupts: [interrupt], error: null }
+        yield* emit(this.#modes.taskEnd(view, ended))
+        yield* emit(this.#modes.taskDone(view, ended))
+      } else if (finished < plan.tasks.length) yield* this.#ended(view, outcome)
+      else lastRan = index
+    }
+    const ran = plan.tasks.flatMap((task, i) => {
+      const outcome = outcomes[i]
+      return outcome.kind === 'ok' ? [{ task, view: views[i], writes: outcome.writes }] : []
     })
+    const state = ran.reduce((s, r) => applyWrites(this.#channels, s, r.writes), this.#state)
+    if (interrupts.length > 0) return yield* this.#paused(plan, outcomes, state, interrupts, lastRan)
     this.#state = state
+    let targets: Target[]
+    try {
+      targets = [...plan.ran.map((r) => r.node), ...plan.tasks.map((t) => t.node)].flatMap((node) => this.#targets(node, state))
+    } catch (error) {
+      if (!(error instanceof GraphError)) throw error
+      yield* failed(error, state)
+      return 'stopped'
+    }
+    const sends = targets.filter((t) => t.input !== undefined)
+    const names = this.#graph.nodes.map((n) => n.name)
+    const pulled = [...new Set(targets.filter((t) => t.input === undefined).map((t) => t.node))].sort((x, y) => names.indexOf(x) - names.indexOf(y))
+    // An `interrupt_after` stops after the step; its checkpoint is stored but not announced, as on the real server.
+    const breakAfter = plan.tasks.find((t) => stopsAt(this.#request.interruptAfter, t.node.name))
+    const stopAfter = targets.length > 0 ? breakAfter : undefined
+    let settled = this.#last
+    for (const r of ran) if (settled) settled = settleTask(settled, r.task.id, { result: r.writes })
+    if (settled) {
+      this.#last = settled
+      yield { kind: 'amend', checkpoint: settled, pausedAt: null }
+    }
+    const written = Object.fromEntries([
+      ...plan.ran.map((r) => [r.node.name, r.writes]),
+      ...ran.map((r) => [r.task.node.name, Object.keys(r.writes).length > 0 ? r.writes : null]),
+    ])
+    const record = this.#checkpoint({ source: 'loop', values: state, next: [...sends.map((s) => s.node), ...pulled], pushed: sends.length, writes: written })
+    if (sends.length > 0) this.#pendingSends.set(record.checkpoint_id, Object.fromEntries(sends.map((s, i) => [record.tasks[i].id, s.input!])))
     yield { kind: 'checkpoint', checkpoint: record }
-    yield* this.#ended(task, outcome)
-    if (!breakAfter) {
+    if (lastRan !== undefined) yield* this.#ended(views[lastRan], outcomes[lastRan] as Extract<NodeOutcome, { kind: 'ok' }>)
+    if (!stopAfter) {
       yield* this.#announce(record)
-      return successor
+      if (record.next.length === 0) return 'end'
+      const next = this.#planFrom(record)
+      next.tasks.forEach((task, i) => {
+        if (i < sends.length) task.input = sends[i].input
+      })
+      return next
     }
     yield* emit(this.#modes.values(this.#state))
-    yield* this.#breakpoint(successor, { taskId: taskId(ranFrom, node.name) })
-    return false
+    yield* this.#breakpoint(record.next[0], { taskId: stopAfter.id })
+    return 'stopped'
   }
 
-  /** The task that runs `node` from the latest checkpoint, which lists it as pending (its id derives from that checkpoint). */
-  #task(node: GraphNode, input?: State): TaskView {
-    return { id: taskId(this.#last?.checkpoint_id ?? this.#request.ids.run_id, node.name), name: node.name, step: this.#step, input: input ?? this.#state }
+  /** The first node of the step still paused (the earliest task that interrupted). */
+  #pausedNode(plan: Plan, outcomes: NodeOutcome[]): string {
+    const first = plan.tasks.findIndex((_, i) => outcomes[i]?.kind === 'interrupt')
+    return plan.tasks[first].node.name
+  }
+
+  /**
+   * Some tasks of the step interrupted: the checkpoint the step ran from keeps their interrupts
+   * and the results of those that ran (its values include their writes, its `next` lists only the
+   * tasks still to run); the run answers the last interrupt (`/wait` shows only that one, as on
+   * the real server), or the state when some task wrote.
+   */
+  async *#paused(plan: Plan, outcomes: NodeOutcome[], state: State, interrupts: Interrupt[], lastRan: number | undefined): AsyncGenerator<EngineOutput, 'stopped'> {
+    let record = this.#last!
+    const ranIds: string[] = []
+    plan.tasks.forEach((task, i) => {
+      const outcome = outcomes[i]
+      if (outcome.kind !== 'ok') return
+      record = settleTask(record, task.id, { result: outcome.writes })
+      ranIds.push(task.id)
+    })
+    if (ranIds.length > 0) {
+      const waiting = new Set(plan.tasks.filter((t) => !ranIds.includes(t.id)).map((t) => t.id))
+      record = {
+        ...record,
+        values: state,
+        next: record.tasks.filter((t) => waiting.has(t.id)).map((t) => t.name),
+        interrupts: { ...Object.fromEntries(ranIds.map((id) => [id, []])), ...record.interrupts },
+      }
+      this.#state = state
+    }
+    const sends = Object.fromEntries(plan.tasks.filter((t) => t.pushed && t.input).map((t) => [t.id, t.input!]))
+    const pausedAt: PausedAt = { node: this.#pausedNode(plan, outcomes), interrupts, ...(Object.keys(sends).length > 0 ? { sends } : {}) }
+    this.#last = record
+    yield { kind: 'amend', checkpoint: record, pausedAt }
+    if (lastRan !== undefined) {
+      const view = this.#view(plan.tasks[lastRan])
+      yield* this.#ended(view, outcomes[lastRan] as Extract<NodeOutcome, { kind: 'ok' }>)
+    }
+    if (ranIds.length > 0) yield* emit(this.#modes.values(state))
+    yield* emit(this.#modes.graphEnd(this.#state))
+    const values = ranIds.length > 0 ? state : { __interrupt__: [interrupts.at(-1)!] }
+    yield { kind: 'done', status: 'success', values, pausedAt, error: null }
+    return 'stopped'
   }
 
   /** The events of a task that ran: messages written whole, its update, its result. */
@@ -334,87 +494,16 @@ class GraphRun {
   }
 
   /**
-   * A node stopped the run: the interrupt or the error is kept on the checkpoint the node ran from
-   * (its pending task shows it), as LangGraph does; no checkpoint is written. Always false.
+   * A task failed: the run stops (the step's other tasks with it). The error is kept on the
+   * checkpoint the task ran from (its pending task shows it), as LangGraph does; no checkpoint is written.
    */
-  async *#stop(node: GraphNode, task: TaskView, outcome: Exclude<NodeOutcome, { kind: 'ok' }>): AsyncGenerator<EngineOutput, false> {
-    if (outcome.kind === 'interrupt') {
-      const interrupt: Interrupt = { id: interruptId(task.id), value: outcome.value }
-      const pausedAt: PausedAt = { node: node.name, interrupts: [interrupt] }
-      yield* this.#settle(node.name, { interrupts: [interrupt] }, pausedAt)
-      yield* emit(this.#modes.interrupted([interrupt]))
-      yield* emit(this.#modes.taskEnd(task, { writes: null, interrupts: [interrupt], error: null }))
-      yield* emit(this.#modes.taskDone(task, { writes: null, interrupts: [interrupt], error: null }))
-      yield* emit(this.#modes.graphEnd(this.#state))
-      yield { kind: 'done', status: 'success', values: { __interrupt__: [interrupt] }, pausedAt, error: null }
-      return false
-    }
-    const error = outcome.error.toTaskError()
-    yield* this.#settle(node.name, { error })
+  async *#failed(task: TaskView, failure: GraphError): AsyncGenerator<EngineOutput, 'stopped'> {
+    const error = failure.toTaskError()
+    yield* this.#settle(task.id, { error })
     yield* emit(this.#modes.taskEnd(task, { writes: null, interrupts: [], error }))
     yield* emit(this.#modes.taskDone(task, { writes: null, interrupts: [], error }))
-    yield* failed(outcome.error, this.#state)
-    return false
-  }
-
-  /**
-   * A goto away from an interrupted node: the target (`first`, with a Send's input) and the node
-   * still pending (`pending`) run in one superstep from the command's input checkpoint, as in
-   * LangGraph. When the pending node interrupts again, no checkpoint is written: the input
-   * checkpoint shows the target's writes (its values include them) and both tasks, the thread is
-   * interrupted, and the run answers the state. When both run, one checkpoint holds both writes.
-   * Returns where the run goes on, or null when it ended here.
-   */
-  async *#superstep(first: GraphNode, input: State | undefined, pending: GraphNode): AsyncGenerator<EngineOutput, Start | null> {
-    const context = { channels: this.#channels, modes: this.#modes, request: this.#request, uiKey: uiKeyOf(this.#graph) }
-    const task = this.#task(first, input)
-    yield* emit(this.#modes.taskStart(task))
-    const outcome = yield* playNode(first, task, context)
-    if (outcome.kind !== 'ok') {
-      yield* this.#stop(first, task, outcome)
-      return null
-    }
-    yield* this.#settle(first.name, { result: outcome.writes })
-    yield* this.#ended(task, outcome)
-    const state = applyWrites(this.#channels, this.#state, outcome.writes)
-    const other = this.#task(pending)
-    yield* emit(this.#modes.taskStart(other))
-    const second = yield* playNode(pending, other, context)
-    if (second.kind === 'fail') {
-      yield* this.#stop(pending, other, second)
-      return null
-    }
-    if (second.kind === 'interrupt') {
-      const interrupt: Interrupt = { id: interruptId(other.id), value: second.value }
-      const pausedAt: PausedAt = { node: pending.name, interrupts: [interrupt] }
-      const settled = settleTask(this.#last!, pending.name, { interrupts: [interrupt] })
-      this.#last = { ...settled, values: state, next: [pending.name], interrupts: { [task.id]: [], ...settled.interrupts } }
-      this.#state = state
-      yield { kind: 'amend', checkpoint: this.#last, pausedAt }
-      yield* emit(this.#modes.interrupted([interrupt]).filter((e) => 'protocol' in e || e.event === 'updates'))
-      yield* emit(this.#modes.taskEnd(other, { writes: null, interrupts: [interrupt], error: null }))
-      yield* emit(this.#modes.taskDone(other, { writes: null, interrupts: [interrupt], error: null }))
-      yield* emit(this.#modes.values(state))
-      yield* emit(this.#modes.graphEnd(state))
-      yield { kind: 'done', status: 'success', values: state, pausedAt, error: null }
-      return null
-    }
-    yield* this.#settle(pending.name, { result: second.writes })
-    this.#state = applyWrites(this.#channels, state, second.writes)
-    // The graphs run one node at a time: the run goes on where the later node of the two leads.
-    const names = this.#graph.nodes.map((n) => n.name)
-    const later = names.indexOf(first.name) > names.indexOf(pending.name) ? first : pending
-    const successor = this.#route(later, this.#state)
-    const record = this.#checkpoint({
-      source: 'loop',
-      values: this.#state,
-      next: successor === END ? [] : [successor],
-      writes: { [first.name]: outcome.writes, [pending.name]: second.writes },
-    })
-    yield { kind: 'checkpoint', checkpoint: record }
-    yield* this.#ended(other, second)
-    yield* this.#announce(record)
-    return { node: successor }
+    yield* failed(failure, this.#state)
+    return 'stopped'
   }
 }
 

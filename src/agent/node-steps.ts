@@ -11,6 +11,7 @@ import { PartialReply, pieces, replyMessage, type ScriptedReply } from './reply-
 import { applyWrites, foldWrites, normalizeUpdate, type Channels } from './state.js'
 import type { Emit, StreamModes, TaskView } from './stream-modes.js'
 import { renderText, renderValue } from './templates.js'
+import type { TaskOutput } from './task-scheduler.js'
 import type { EngineOutput, RunRequest, State } from './types.js'
 
 export type NodeOutcome =
@@ -37,9 +38,9 @@ export function* emit(list: Emit[]): Generator<EngineOutput> {
   for (const item of list) yield 'protocol' in item ? { kind: 'protocol', event: item.protocol } : { kind: 'emit', event: item.event, data: item.data }
 }
 
-export async function* playNode(node: GraphNode, task: TaskView, context: NodeContext): AsyncGenerator<EngineOutput, NodeOutcome> {
+/** Plays the node's steps; its waits are yielded (see task-scheduler.ts), so that parallel tasks interleave on the clock. */
+export async function* playNode(node: GraphNode, task: TaskView, context: NodeContext): AsyncGenerator<TaskOutput, NodeOutcome> {
   const { channels, request } = context
-  const wait = (ms: number) => request.clock.until(request.clock.now() + ms, request.signal)
   let state = task.input
   const writes: Record<string, unknown> = {}
   const streamed = new Set<string>()
@@ -50,19 +51,24 @@ export async function* playNode(node: GraphNode, task: TaskView, context: NodeCo
     foldWrites(channels, writes, normalized)
   }
 
-  if (node.delay_ms > 0) await wait(node.delay_ms)
+  if (node.delay_ms > 0) yield { kind: 'wait', ms: node.delay_ms }
   try {
     for (const step of node.steps) {
       if (step.when && !holds(step.when, { state, configurable: configurableOf(request), visits: context.visits ?? 0 })) continue
       if (step.reply) {
-        const message = yield* reply(step.reply, task, state, context, wait)
+        const message = yield* reply(step.reply, task, state, context)
         write({ messages: [message] })
         streamed.add(message.id as string)
       } else if (step.update !== undefined) write(renderValue(step.update, state, request.context))
       else if (Object.hasOwn(step, 'custom')) yield* emit(context.modes.custom(renderValue(step.custom, state, request.context)))
-      else if (step.wait_ms !== undefined) await wait(step.wait_ms)
+      else if (step.wait_ms !== undefined) yield { kind: 'wait', ms: step.wait_ms }
       else if (step.interrupt) {
-        if (!context.resume) return { kind: 'interrupt', value: renderValue(step.interrupt.value, state, request.context) }
+        if (!context.resume) {
+          const value = renderValue(step.interrupt.value, state, request.context)
+          // An interrupt travels as an exception: the tasks beside it that finish at once report first, as in LangGraph JS.
+          yield { kind: 'wait', ms: 0 }
+          return { kind: 'interrupt', value }
+        }
         write({ [step.interrupt.resume_key]: context.resume.value })
       } else if (step.ui || step.remove_ui !== undefined) {
         const event = step.ui
@@ -117,8 +123,7 @@ async function* reply(
   task: TaskView,
   state: State,
   { modes, request }: NodeContext,
-  wait: (ms: number) => Promise<void>,
-): AsyncGenerator<EngineOutput, Message> {
+): AsyncGenerator<TaskOutput, Message> {
   const id = `run-${uuid7({ msecs: request.clock.now() })}`
   const script = scripted(spec, id, state, request)
   const history = state.messages ?? []
@@ -126,7 +131,7 @@ async function* reply(
   yield* emit(modes.replyStart(task, id, history, script))
   const partial = new PartialReply()
   for (const [i, piece] of pieces(script).entries()) {
-    if (i > 0 && delay > 0) await wait(delay)
+    if (i > 0 && delay > 0) yield { kind: 'wait', ms: delay }
     partial.add(piece)
     yield* emit(modes.replyChunk(task, id, piece, partial))
   }

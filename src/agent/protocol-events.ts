@@ -92,7 +92,7 @@ export class ProtocolEvents {
   }
 
   taskStart(task: TaskView, metadata: Record<string, unknown>): ProtocolEvent[] {
-    return [{ method: 'tasks', namespace: [], data: { id: task.id, name: task.name, input: task.input, triggers: [`branch:to:${task.name}`], interrupts: [], metadata } }]
+    return [{ method: 'tasks', namespace: [], data: { id: task.id, name: task.name, input: task.input, triggers: metadata.langgraph_triggers, interrupts: [], metadata } }]
   }
 
   /** A task ended: its result (the node's writes), or its interrupts, or its error (`{message, name}`). */

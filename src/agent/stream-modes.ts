@@ -36,7 +36,12 @@ export interface TaskView {
   name: string
   step: number
   input: State
+  /** A Send's task: its path (`["__pregel_push", i, false]`); others are pulled by an edge. */
+  pushed?: unknown[]
 }
+
+/** What started a task: an edge into its node, or a Send. */
+export const triggersOf = (task: TaskView) => (task.pushed ? ['__pregel_push'] : [`branch:to:${task.name}`])
 
 export class StreamModes {
   readonly #modes: Set<string>
@@ -75,8 +80,8 @@ export class StreamModes {
       ...this.#meta,
       langgraph_step: task.step,
       langgraph_node: task.name,
-      langgraph_triggers: [`branch:to:${task.name}`],
-      langgraph_path: taskPath(task.name),
+      langgraph_triggers: triggersOf(task),
+      langgraph_path: task.pushed ?? taskPath(task.name),
       langgraph_checkpoint_ns: ns,
       checkpoint_ns: ns,
     }
@@ -182,7 +187,7 @@ export class StreamModes {
       id: task.id,
       name: task.name,
       input: task.input,
-      triggers: [`branch:to:${task.name}`],
+      triggers: triggersOf(task),
       interrupts: [],
       metadata: this.taskMetadata(task),
     }

@@ -57,6 +57,8 @@ function lookup(name: string, state: State, context: TemplateContext, roots: Tem
   const key = name.slice(dot + 1)
   // A key may go on into the value: `state.review.0.type`, `args.to`.
   if (root === 'state') return atPath(state, key)
+  // `input.<key>`: what the node was given (a Send's input; otherwise the state it started from).
+  if (root === 'input') return atPath(roots.input ?? state, key)
   return atPath(root === 'context' ? context : roots[root], key)
 }
 

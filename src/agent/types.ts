@@ -47,9 +47,13 @@ export interface CheckpointRecord {
  * stopped at — a run without input continues there without stopping again.
  */
 export interface PausedAt {
+  /** The (first) node paused. */
   node: string
+  /** Every interrupt pending (several when parallel tasks interrupted). */
   interrupts: Interrupt[]
   breakpoint?: true
+  /** The inputs of the paused step's Send tasks, by task id (the checkpoint's tasks do not show them). */
+  sends?: Record<string, State>
 }
 
 /** A stored checkpoint as a run starts from it: the record and where it is paused (if it is). */
