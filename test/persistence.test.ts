@@ -69,3 +69,34 @@ t.test('a refused create writes neither a deployment nor a revision', async (t) 
   const revisions = (await api.get(`/v2/deployments/${list[0].id}/revisions`)).body.resources
   t.equal(revisions.length, 1, 'no orphan revision was left behind')
 })
+
+t.test('a database of schema 7 upgrades: its checkpoints become the root graph\'s (namespace \'\') and read as before', async (t) => {
+  const db = join(t.testdir(), 'old.db')
+  const old = new Database(db)
+  for (const [version, migration] of MIGRATIONS.slice(0, 7).entries()) {
+    old.exec(migration)
+    old.pragma(`user_version = ${version + 1}`)
+  }
+  const threadId = '33333333-3333-4333-8333-333333333333'
+  const { lastInsertRowid: thread } = old.prepare(`INSERT INTO threads
+    (scope, thread_id, metadata, status, state_values, interrupts, created_at, updated_at, state_updated_at)
+    VALUES ('', ?, '{}', 'idle', '{"n":2}', '{}', ?, ?, ?)`).run(threadId, START, START, START)
+  const checkpoint = old.prepare(`INSERT INTO checkpoints
+    (thread_seq, checkpoint_id, parent_checkpoint_id, state_values, next, metadata, tasks, interrupts, created_at)
+    VALUES (?, ?, ?, ?, '[]', ?, '[]', '{}', ?)`)
+  checkpoint.run(thread, '1f000000-0000-6000-8000-000000000001', null, '{"n":1}', '{"source":"input","step":-1,"parents":{}}', START)
+  checkpoint.run(thread, '1f000000-0000-6000-8000-000000000002', '1f000000-0000-6000-8000-000000000001', '{"n":2}', '{"source":"loop","step":0,"parents":{}}', START)
+  old.close()
+
+  const { app } = buildTestApp({ config: { db } })
+  t.teardown(() => app.close())
+  await app.ready()
+  const api = clientFor(app)
+  const history = (await api.post(`/threads/${threadId}/history`, {})).body
+  t.strictSame(history.map((s: any) => [s.values, s.checkpoint.checkpoint_ns, s.checkpoint.checkpoint_map]), [[{ n: 2 }, '', null], [{ n: 1 }, '', null]])
+  t.equal((await api.get(`/threads/${threadId}/state`)).body.checkpoint_id, '1f000000-0000-6000-8000-000000000002', 'the latest is the state')
+  const reader = new Database(db, { readonly: true })
+  t.teardown(() => reader.close())
+  t.equal(reader.pragma('user_version', { simple: true }), MIGRATIONS.length)
+  t.strictSame(reader.prepare('SELECT checkpoint_ns FROM checkpoints ORDER BY seq').all(), [{ checkpoint_ns: '' }, { checkpoint_ns: '' }])
+})

@@ -22,6 +22,11 @@ export interface ThreadTask {
   path?: unknown[]
   error: string | null
   interrupts: Interrupt[]
+  /**
+   * Null, or for a task that runs a subgraph `{thread_id, checkpoint_ns}`: the namespace its
+   * checkpoints are stored in. `GET /state?subgraphs=true` shows that namespace's latest state in
+   * `state` instead (and this null), as the real server does.
+   */
   checkpoint: unknown | null
   state: unknown | null
   result?: unknown
@@ -39,6 +44,13 @@ export interface CheckpointRecord {
   tasks: ThreadTask[]
   /** Interrupts pending at this checkpoint, keyed as the Thread `interrupts` field is. */
   interrupts: Record<string, Interrupt[]>
+  /**
+   * The graph it is a checkpoint of: '' or absent for the root graph; `<node>:<task id>` for a
+   * subgraph run by that task (nested: the path joined by `|`), with `metadata.parents` naming the
+   * checkpoint of each graph above it (`{"": <root checkpoint id>}`). Stored in the same thread, but
+   * only root checkpoints are its state, its history and where its runs start.
+   */
+  checkpoint_ns?: string
 }
 
 /**

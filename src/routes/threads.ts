@@ -9,6 +9,7 @@ import { extractAll, extractProblems } from '../agent/thread-extract.js'
 import { ApiError } from '../errors.js'
 import { errorResponses } from '../schemas/common.js'
 import {
+  CheckpointConfig,
   CheckpointParams,
   HistoryQuery,
   HistoryRequest,
@@ -28,8 +29,9 @@ import {
   ThreadState,
 } from '../schemas/agent.js'
 import type { RunRepository } from '../store/runs.js'
-import { contains, type Checkpoint, type Thread as ThreadRecord, type ThreadRepository } from '../store/threads.js'
+import { contains, type Thread as ThreadRecord, type ThreadRepository } from '../store/threads.js'
 import { sendPage } from './agent-lists.js'
+import { presentState } from './thread-state.js'
 
 export interface ThreadRoutesOptions {
   threads: ThreadRepository
@@ -49,30 +51,11 @@ export function presentThread(thread: ThreadRecord) {
   return { ...rest, config: thread.config ?? {} }
 }
 
-const ref = (threadId: string, checkpointId: string | null) =>
-  checkpointId === null ? null : { thread_id: threadId, checkpoint_ns: '', checkpoint_id: checkpointId, checkpoint_map: null }
-
-/** ThreadState of a checkpoint; a thread that never ran has the empty state. */
-export function presentState(threadId: string, checkpoint: Checkpoint | undefined) {
-  if (!checkpoint) {
-    return { values: {}, next: [], tasks: [], metadata: null, created_at: null, checkpoint: null, parent_checkpoint: null, interrupts: [], checkpoint_id: null, parent_checkpoint_id: null }
-  }
-  return {
-    values: checkpoint.values,
-    next: checkpoint.next,
-    tasks: checkpoint.tasks,
-    metadata: checkpoint.metadata,
-    created_at: checkpoint.created_at,
-    checkpoint: ref(threadId, checkpoint.checkpoint_id),
-    parent_checkpoint: ref(threadId, checkpoint.parent_checkpoint_id),
-    interrupts: Object.values(checkpoint.interrupts).flat(),
-    checkpoint_id: checkpoint.checkpoint_id,
-    parent_checkpoint_id: checkpoint.parent_checkpoint_id,
-  }
-}
-
 export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = async (app, options) => {
   const { threads, runs, engine, executor } = options
+  /** With `?subgraphs=true`, how a state finds the subgraphs its tasks run. */
+  const subgraphsOf = (thread: ThreadRecord, subgraphs: boolean | null | undefined) =>
+    subgraphs ? (ns: string) => threads.latestCheckpoint(thread, ns) : null
   const find = (scope: string, id: string) => {
     const thread = threads.get(scope, id)
     if (!thread) throw threadNotFound(id)
@@ -197,7 +180,7 @@ export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = asyn
     schema: { tags, summary: 'Get Thread State', params: ThreadParams, querystring: SubgraphsQuery, response: { 200: ThreadState, ...errorResponses(404, 422) } },
   }, async (request) => {
     const thread = find(request.agentScope, request.params.thread_id)
-    return presentState(thread.thread_id, threads.latestCheckpoint(thread))
+    return presentState(thread.thread_id, threads.latestCheckpoint(thread), subgraphsOf(thread, request.query.subgraphs))
   })
 
   app.post('/threads/:thread_id/state', {
@@ -228,23 +211,27 @@ export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = asyn
     const thread = find(request.agentScope, request.params.thread_id)
     const checkpoint = threads.checkpoint(thread, request.params.checkpoint_id)
     if (!checkpoint) throw ApiError.notFound(`Checkpoint ${request.params.checkpoint_id} not found`)
-    return presentState(thread.thread_id, checkpoint)
+    return presentState(thread.thread_id, checkpoint, subgraphsOf(thread, request.query.subgraphs))
   })
 
   app.post('/threads/:thread_id/state/checkpoint', {
     schema: { tags, summary: 'Get Thread State At Checkpoint Post', params: ThreadParams, body: StateCheckpointQuery, response: { 200: ThreadState, ...errorResponses(404, 422) } },
   }, async (request) => {
     const thread = find(request.agentScope, request.params.thread_id)
-    const wanted = request.body.checkpoint?.checkpoint_id
-    const checkpoint = typeof wanted === 'string' ? threads.checkpoint(thread, wanted) : threads.latestCheckpoint(thread)
-    if (!checkpoint && typeof wanted === 'string') throw ApiError.notFound(`Checkpoint ${wanted} not found`)
-    return presentState(thread.thread_id, checkpoint)
+    // The checkpoint named, or the latest of the namespace named (a subgraph's, or the root's).
+    const { checkpoint_id: wanted, checkpoint_ns: ns } = request.body.checkpoint ?? {}
+    const checkpoint = typeof wanted === 'string' ? threads.checkpoint(thread, wanted) : threads.latestCheckpoint(thread, ns ?? '')
+    if (typeof wanted === 'string' && (!checkpoint || (typeof ns === 'string' && checkpoint.checkpoint_ns !== ns))) {
+      throw ApiError.notFound(`Checkpoint ${wanted} not found`)
+    }
+    return presentState(thread.thread_id, checkpoint, subgraphsOf(thread, request.body.subgraphs))
   })
 
-  const history = (thread: ThreadRecord, options: { limit: number; before?: unknown; metadata?: Record<string, unknown> | null; checkpoint?: unknown }) => {
-    let list = threads.history(thread)
+  const history = (thread: ThreadRecord, options: { limit: number; before?: unknown; metadata?: Record<string, unknown> | null; checkpoint?: CheckpointConfig | null }) => {
+    // The root graph's checkpoints, or with `checkpoint: {checkpoint_ns}` a subgraph's (none: an empty list).
+    let list = threads.history(thread, options.checkpoint?.checkpoint_ns ?? '')
     // `checkpoint: {checkpoint_id}` lists that checkpoint only, as LangGraph's checkpointer does.
-    const only = (options.checkpoint as { checkpoint_id?: unknown } | null | undefined)?.checkpoint_id
+    const only = options.checkpoint?.checkpoint_id
     if (typeof only === 'string') list = list.filter((c) => c.checkpoint_id === only)
     // As the SDKs send it: the id, `{checkpoint_id}`, or a config `{configurable: {checkpoint_id}}`.
     const given = options.before as { checkpoint_id?: string; configurable?: { checkpoint_id?: string } } | string | null | undefined

@@ -172,13 +172,23 @@ export const StateUpdate = Type.Object({
   checkpoint_id: opt(Type.String()),
   checkpoint: opt(AnyDict()),
 })
-export const StateCheckpointQuery = Type.Object({ checkpoint: opt(AnyDict()), subgraphs: opt(Type.Boolean()) })
+/**
+ * A checkpoint as a request names it: by id, and/or by the graph it belongs to (`checkpoint_ns`: ''
+ * the root graph, `<node>:<task id>` a subgraph), as the real server's schema has it.
+ */
+export const CheckpointConfig = Type.Object({
+  checkpoint_id: opt(Type.String()),
+  checkpoint_ns: opt(Type.String()),
+  checkpoint_map: opt(AnyDict()),
+})
+export type CheckpointConfig = Static<typeof CheckpointConfig>
+export const StateCheckpointQuery = Type.Object({ checkpoint: opt(CheckpointConfig), subgraphs: opt(Type.Boolean()) })
 export const StateUpdateResult = Type.Object({ checkpoint: Type.Object({ thread_id: Type.String(), checkpoint_ns: Type.String(), checkpoint_id: Type.String() }) })
 export const HistoryRequest = Nullable(Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, default: 10 })),
   before: opt(Any()),
   metadata: opt(AnyDict()),
-  checkpoint: opt(AnyDict()),
+  checkpoint: opt(CheckpointConfig),
 }))
 export const HistoryQuery = Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, default: 10 })), before: opt(Type.String()) })
 

@@ -309,6 +309,15 @@ export const MIGRATIONS: readonly string[] = [
   ) STRICT, WITHOUT ROWID;
   ALTER TABLE threads ADD COLUMN bound_assistant_id TEXT;
   `,
+
+  // 8: subgraph checkpoints. A subgraph writes its own checkpoints into its thread, in the namespace
+  // of the task that runs it (`<node>:<task id>`, nested ones joined by `|`); '' is the root graph,
+  // whose checkpoints alone are the thread's state and history. Reads ask for a namespace's latest
+  // checkpoint or its history, newest first: the index serves both.
+  `
+  ALTER TABLE checkpoints ADD COLUMN checkpoint_ns TEXT NOT NULL DEFAULT '';
+  CREATE INDEX checkpoints_by_ns ON checkpoints (thread_seq, checkpoint_ns, seq);
+  `,
 ]
 
 export function migrate(db: Db) {

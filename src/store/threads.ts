@@ -34,6 +34,7 @@ interface CheckpointRow {
   interrupts: string
   paused_at: string | null
   created_at: number
+  checkpoint_ns: string
 }
 
 /** A thread as the API shows it, plus the store's handle on it. */
@@ -54,6 +55,7 @@ export interface Thread {
 }
 
 export interface Checkpoint extends CheckpointRecord {
+  checkpoint_ns: string
   seq: number
   thread_id: string
   run_id: string | null
@@ -105,6 +107,7 @@ function toCheckpoint(row: CheckpointRow, threadId: string): Checkpoint {
     run_id: row.run_id,
     checkpoint_id: row.checkpoint_id,
     parent_checkpoint_id: row.parent_checkpoint_id,
+    checkpoint_ns: row.checkpoint_ns,
     values: JSON.parse(row.state_values),
     next: JSON.parse(row.next),
     metadata: JSON.parse(row.metadata),
@@ -123,7 +126,10 @@ export function contains(actual: unknown, wanted: unknown): boolean {
   return Object.entries(wanted).every(([key, value]) => contains((actual as Record<string, unknown>)[key], value))
 }
 
-/** Threads of a scope and their checkpoints (the thread's state history). */
+/**
+ * Threads of a scope and their checkpoints: the root graph's (namespace '') are the thread's state
+ * and history; a subgraph's sit beside them in their own namespace and never move the thread.
+ */
 export class ThreadRepository {
   readonly #db: Db
   readonly #clock: Clock
@@ -145,24 +151,29 @@ export class ThreadRepository {
       setState: db.prepare(`UPDATE threads SET state_values = ?, interrupts = ?, updated_at = ?, state_updated_at = ?
         WHERE seq = ?`),
       delete: db.prepare('DELETE FROM threads WHERE seq = ?'),
-      latest: db.prepare<[number], CheckpointRow>('SELECT * FROM checkpoints WHERE thread_seq = ? ORDER BY seq DESC LIMIT 1'),
+      latest: db.prepare<[number, string], CheckpointRow>(
+        'SELECT * FROM checkpoints WHERE thread_seq = ? AND checkpoint_ns = ? ORDER BY seq DESC LIMIT 1'),
       checkpoint: db.prepare<[number, string], CheckpointRow>('SELECT * FROM checkpoints WHERE thread_seq = ? AND checkpoint_id = ?'),
-      history: db.prepare<[number], CheckpointRow>('SELECT * FROM checkpoints WHERE thread_seq = ? ORDER BY seq DESC'),
+      history: db.prepare<[number, string], CheckpointRow>('SELECT * FROM checkpoints WHERE thread_seq = ? AND checkpoint_ns = ? ORDER BY seq DESC'),
       insertCheckpoint: db.prepare(`INSERT INTO checkpoints
-        (thread_seq, checkpoint_id, parent_checkpoint_id, run_id, state_values, next, metadata, tasks, interrupts, paused_at, created_at)
-        VALUES (@thread_seq, @checkpoint_id, @parent, @run_id, @values, @next, @metadata, @tasks, @interrupts, @paused_at, @now)`),
+        (thread_seq, checkpoint_id, parent_checkpoint_id, checkpoint_ns, run_id, state_values, next, metadata, tasks, interrupts, paused_at, created_at)
+        VALUES (@thread_seq, @checkpoint_id, @parent, @ns, @run_id, @values, @next, @metadata, @tasks, @interrupts, @paused_at, @now)`),
       amend: db.prepare<[string, string, string, string, string | null, number, string], { seq: number }>(`UPDATE checkpoints
         SET state_values = ?, next = ?, tasks = ?, interrupts = ?, paused_at = ? WHERE thread_seq = ? AND checkpoint_id = ? RETURNING seq`),
       amendThread: db.prepare(`UPDATE threads SET state_values = @values, interrupts = @interrupts
-        WHERE seq = @thread AND (SELECT max(seq) FROM checkpoints WHERE thread_seq = @thread) = @checkpoint`),
+        WHERE seq = @thread AND (SELECT max(seq) FROM checkpoints WHERE thread_seq = @thread AND checkpoint_ns = '') = @checkpoint`),
       bind: db.prepare('UPDATE threads SET bound_assistant_id = ? WHERE seq = ?'),
       deleteRunCheckpoints: db.prepare('DELETE FROM checkpoints WHERE thread_seq = ? AND run_id = ?'),
       setCheckpointMetadata: db.prepare('UPDATE checkpoints SET metadata = ? WHERE seq = ?'),
       setConfig: db.prepare('UPDATE threads SET config = ? WHERE seq = ?'),
-      deleteOtherCheckpoints: db.prepare('DELETE FROM checkpoints WHERE thread_seq = ? AND seq <> ?'),
+      // The latest root checkpoint stays, and in each subgraph namespace the latest checkpoint of a
+      // subgraph its tasks run (one interrupted inside a subgraph resumes from there).
+      keepLatest: db.prepare(`DELETE FROM checkpoints WHERE thread_seq = @thread AND seq <> @root AND seq NOT IN (
+        SELECT max(seq) FROM checkpoints WHERE thread_seq = @thread AND checkpoint_ns <> ''
+          AND json_extract(metadata, '$.parents.""') = @root_id GROUP BY checkpoint_ns)`),
       copyCheckpoints: db.prepare(`INSERT INTO checkpoints
-        (thread_seq, checkpoint_id, parent_checkpoint_id, run_id, state_values, next, metadata, tasks, interrupts, paused_at, created_at)
-        SELECT ?, checkpoint_id, parent_checkpoint_id, run_id, state_values, next, metadata, tasks, interrupts, paused_at, created_at
+        (thread_seq, checkpoint_id, parent_checkpoint_id, checkpoint_ns, run_id, state_values, next, metadata, tasks, interrupts, paused_at, created_at)
+        SELECT ?, checkpoint_id, parent_checkpoint_id, checkpoint_ns, run_id, state_values, next, metadata, tasks, interrupts, paused_at, created_at
         FROM checkpoints WHERE thread_seq = ? ORDER BY seq`),
     }
   }
@@ -279,29 +290,33 @@ export class ThreadRepository {
     return statement as Statement<Bind, Row>
   }
 
-  latestCheckpoint(thread: Thread): Checkpoint | undefined {
-    const row = this.#sql.latest.get(thread.seq)
+  /** The latest checkpoint of the root graph ('') or of a subgraph's namespace. */
+  latestCheckpoint(thread: Thread, ns = ''): Checkpoint | undefined {
+    const row = this.#sql.latest.get(thread.seq, ns)
     return row && toCheckpoint(row, thread.thread_id)
   }
 
+  /** A checkpoint by id, in whichever namespace it is. */
   checkpoint(thread: Thread, checkpointId: string): Checkpoint | undefined {
     const row = this.#sql.checkpoint.get(thread.seq, checkpointId)
     return row && toCheckpoint(row, thread.thread_id)
   }
 
-  /** Newest first. */
-  history(thread: Thread): Checkpoint[] {
-    return this.#sql.history.all(thread.seq).map((row) => toCheckpoint(row, thread.thread_id))
+  /** The checkpoints of the root graph ('') or of a subgraph's namespace, newest first. */
+  history(thread: Thread, ns = ''): Checkpoint[] {
+    return this.#sql.history.all(thread.seq, ns).map((row) => toCheckpoint(row, thread.thread_id))
   }
 
-  /** Stores a checkpoint and makes its values the thread's current state. */
+  /** Stores a checkpoint; a root graph's becomes the thread's current state (a subgraph's leaves the thread as it is). */
   addCheckpoint(thread: Thread, checkpoint: CheckpointRecord, runId: string | null, pausedAt: PausedAt | null = null): void {
     const now = this.#clock.now()
+    const ns = checkpoint.checkpoint_ns ?? ''
     this.#db.transaction(() => {
       this.#sql.insertCheckpoint.run({
         thread_seq: thread.seq,
         checkpoint_id: checkpoint.checkpoint_id,
         parent: checkpoint.parent_checkpoint_id,
+        ns,
         run_id: runId,
         values: JSON.stringify(checkpoint.values),
         next: JSON.stringify(checkpoint.next),
@@ -311,14 +326,15 @@ export class ThreadRepository {
         paused_at: pausedAt === null ? null : JSON.stringify(pausedAt),
         now,
       })
-      this.#sql.setState.run(JSON.stringify(checkpoint.values), JSON.stringify(checkpoint.interrupts), now, now, thread.seq)
+      if (ns === '') this.#sql.setState.run(JSON.stringify(checkpoint.values), JSON.stringify(checkpoint.interrupts), now, now, thread.seq)
     })()
   }
 
   /**
    * Rewrites a stored checkpoint's tasks and interrupts (a pending task ran, interrupted or failed),
    * the values and `next` it shows (the writes of tasks that ran beside one that interrupted), and
-   * where the thread is paused there; the thread's values and `interrupts` follow when it is the latest.
+   * where the thread is paused there; the thread's values and `interrupts` follow when it is the
+   * latest root checkpoint.
    */
   amendCheckpoint(thread: Thread, checkpoint: CheckpointRecord, pausedAt: PausedAt | null): void {
     const values = JSON.stringify(checkpoint.values)
@@ -337,7 +353,7 @@ export class ThreadRepository {
     const now = this.#clock.now()
     this.#db.transaction(() => {
       this.#sql.deleteRunCheckpoints.run(thread.seq, runId)
-      const latest = this.#sql.latest.get(thread.seq)
+      const latest = this.#sql.latest.get(thread.seq, '')
       this.#sql.setState.run(latest?.state_values ?? null, latest?.interrupts ?? '{}', now, now, thread.seq)
     })()
   }
@@ -353,13 +369,16 @@ export class ThreadRepository {
     this.#sql.setConfig.run(JSON.stringify(config), thread.seq)
   }
 
-  /** Forgets every checkpoint but the latest (prune's `keep_latest`): the state stays, the history goes. */
+  /**
+   * Forgets every checkpoint but the latest (prune's `keep_latest`): the state stays, the history
+   * goes. Of subgraphs, what the latest checkpoint's tasks run keeps its latest checkpoint.
+   */
   keepLatestCheckpoint(thread: Thread): void {
-    const latest = this.#sql.latest.get(thread.seq)
-    if (latest) this.#sql.deleteOtherCheckpoints.run(thread.seq, latest.seq)
+    const latest = this.#sql.latest.get(thread.seq, '')
+    if (latest) this.#sql.keepLatest.run({ thread: thread.seq, root: latest.seq, root_id: latest.checkpoint_id })
   }
 
-  /** A new thread with the same metadata, state and history. */
+  /** A new thread with the same metadata, state and history (subgraph checkpoints too). */
   copy(scope: string, thread: Thread, newId: string): Thread {
     return this.#db.transaction(() => {
       const copy = this.create(scope, newId, thread.metadata)
