@@ -116,7 +116,7 @@ t.test('the shipped graphs are listed in file-name order', async (t) => {
   t.match(engine.info('agent')!.description, /Echo/)
 })
 
-t.test('a graph draws as a line from __start__ through its nodes to __end__', async (t) => {
+t.test('a graph draws as a line from __start__ through its nodes to __end__, its edges sorted by source as LangGraph JS sorts them', async (t) => {
   const schema = { $schema: 'https://json-schema.org/draft/2020-12/schema' }
   const runnable = (name: string) => ({ id: name, type: 'runnable', data: { id: ['langgraph', 'RunnableCallable'], name }, metadata: {} })
   t.same(engine.info('pipeline')!.drawable, {
@@ -124,8 +124,8 @@ t.test('a graph draws as a line from __start__ through its nodes to __end__', as
       { id: '__end__', type: 'schema', data: schema }],
     edges: [
       { source: '__start__', target: 'research', conditional: false },
-      { source: 'research', target: 'draft', conditional: false },
       { source: 'draft', target: 'review', conditional: false },
+      { source: 'research', target: 'draft', conditional: false },
       { source: 'review', target: '__end__', conditional: false },
     ],
   })
