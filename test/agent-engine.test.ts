@@ -680,7 +680,7 @@ t.test('an invalid graph fixture stops loading with one line naming the file and
   fixtureError(t, { graph_id: 'g', nodes: [{ name: 'n', steps: [{ reply: { text: 'hi' } }] }] },
     "nodes[0].steps[0].reply: a reply needs the state key 'messages' with the reducer 'messages'")
   fixtureError(t, { graph_id: 'g', state: { messages: 'messages' }, nodes: [{ name: 'n', steps: [{ reply: { text: '{{state.nope}}' } }] }] },
-    "nodes[0].steps[0].reply.text: unknown template '{{state.nope}}' (use {{last_human}}, {{state.<key>}} or {{context.<key>}})")
+    "nodes[0].steps[0].reply.text: unknown template '{{state.nope}}' (use {{last_human}}, {{last_tool}}, {{tool_results}}, {{state.<key>}}, {{context.<key>}} or {{input.<key>}})")
   fixtureError(t, { graph_id: 'g', state: { a: 'replace' }, nodes: [{ name: 'n', steps: [
     { interrupt: { value: 1, resume_key: 'a' } }, { interrupt: { value: 2, resume_key: 'a' } }] }] },
     'nodes[0].steps[1].interrupt: a node holds at most one interrupt (put the next one in its own node)')
