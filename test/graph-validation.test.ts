@@ -3,6 +3,7 @@
 // that runs a `subgraph` — each stop start-up with one line naming the file and the field when
 // they are wrong, and load when they are right.
 
+import { readFileSync } from 'node:fs'
 import t, { type Test } from 'tap'
 import { createEngine } from '../src/agent/engine.js'
 import { FixtureError } from '../src/fixtures.js'
@@ -88,4 +89,14 @@ t.test('subgraph: a loaded graph other than its own, no cycle through subgraphs,
 t.test('a node name may not contain ":" or "|", which separate the parts of a namespace', async (t) => {
   bad(t, g({ nodes: [{ name: 'a:b' }] }), 'g.json', "nodes[0].name: 'a:b' contains ':', which is reserved (node names may not contain ':' or '|')")
   bad(t, g({ nodes: [{ name: 'x' }, { name: 'a|b' }] }), 'g.json', "nodes[1].name: 'a|b' contains '|', which is reserved (node names may not contain ':' or '|')")
+})
+
+t.test('the examples of docs/graphs.md (a Send, a supervisor with subgraphs) load', async (t) => {
+  const docs = readFileSync(new URL('../docs/graphs.md', import.meta.url), 'utf8')
+  const example = (heading: string) => JSON.parse(/```json\n([\s\S]*?)```/.exec(docs.slice(docs.indexOf(heading)))![1])
+  const send = example('### Parallel branches')
+  t.same(startUp(t, [send]).start().info('fanout_send')!.drawable.edges.at(-1), { source: 'plan', target: 'research', conditional: true })
+  const supervisor = example('### Subgraphs')
+  const agents = ['researcher_agent', 'writer_agent'].map((id) => other(id, [{ name: 'work', steps: [{ reply: { text: 'ok' } }] }]))
+  t.same(startUp(t, [supervisor, ...agents]).start().info('supervisor')!.subgraphs.map((s) => s.node), ['researcher', 'writer'])
 })
