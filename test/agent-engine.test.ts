@@ -116,7 +116,7 @@ t.test('the shipped graphs are listed in file-name order', async (t) => {
   t.match(engine.info('agent')!.description, /Echo/)
 })
 
-t.test('a graph draws as a line from __start__ through its nodes to __end__', async (t) => {
+t.test('a graph draws as a line from __start__ through its nodes to __end__, its edges sorted by source as LangGraph JS sorts them', async (t) => {
   const schema = { $schema: 'https://json-schema.org/draft/2020-12/schema' }
   const runnable = (name: string) => ({ id: name, type: 'runnable', data: { id: ['langgraph', 'RunnableCallable'], name }, metadata: {} })
   t.same(engine.info('pipeline')!.drawable, {
@@ -124,8 +124,8 @@ t.test('a graph draws as a line from __start__ through its nodes to __end__', as
       { id: '__end__', type: 'schema', data: schema }],
     edges: [
       { source: '__start__', target: 'research', conditional: false },
-      { source: 'research', target: 'draft', conditional: false },
       { source: 'draft', target: 'review', conditional: false },
+      { source: 'research', target: 'draft', conditional: false },
       { source: 'review', target: '__end__', conditional: false },
     ],
   })
@@ -680,7 +680,7 @@ t.test('an invalid graph fixture stops loading with one line naming the file and
   fixtureError(t, { graph_id: 'g', nodes: [{ name: 'n', steps: [{ reply: { text: 'hi' } }] }] },
     "nodes[0].steps[0].reply: a reply needs the state key 'messages' with the reducer 'messages'")
   fixtureError(t, { graph_id: 'g', state: { messages: 'messages' }, nodes: [{ name: 'n', steps: [{ reply: { text: '{{state.nope}}' } }] }] },
-    "nodes[0].steps[0].reply.text: unknown template '{{state.nope}}' (use {{last_human}}, {{state.<key>}} or {{context.<key>}})")
+    "nodes[0].steps[0].reply.text: unknown template '{{state.nope}}' (use {{last_human}}, {{last_tool}}, {{tool_results}}, {{state.<key>}}, {{context.<key>}} or {{input.<key>}})")
   fixtureError(t, { graph_id: 'g', state: { a: 'replace' }, nodes: [{ name: 'n', steps: [
     { interrupt: { value: 1, resume_key: 'a' } }, { interrupt: { value: 2, resume_key: 'a' } }] }] },
     'nodes[0].steps[1].interrupt: a node holds at most one interrupt (put the next one in its own node)')

@@ -50,7 +50,7 @@ t.test('create, poll until DEPLOYED, then the SDK streams from the deployment ur
   t.equal(await pollRevision(deployment.id, deployment.latest_revision_id), 'DEPLOYED')
   t.equal((await call('GET', `/v2/deployments/${deployment.id}`)).body.status, 'READY')
 
-  const assistants = await agent.assistants.search()
+  const assistants = await agent.assistants.search({ limit: 100 })
   t.same(assistants.map((a) => a.graph_id).sort(), [...SHIPPED_GRAPHS], 'each graph has its system assistant')
   const thread = await agent.threads.create()
   const parts: { event: string; data: any }[] = []
@@ -107,7 +107,7 @@ t.test('a deployment keeps serving while a new revision builds, and one that fai
   const patched = await call('PATCH', `/v2/deployments/${deployment.id}`, { source_revision_config: { repo_ref: 'release' } })
   t.not(patched.body.latest_revision_id, deployment.latest_revision_id, 'the patch started a new revision')
   t.equal(patched.body.url, deployment.url, 'the url stays the same across revisions')
-  t.equal((await sdk(deployment.url).assistants.search()).length, SHIPPED_GRAPHS.length, 'the previous revision still serves')
+  t.equal((await sdk(deployment.url).assistants.search({ limit: 100 })).length, SHIPPED_GRAPHS.length, 'the previous revision still serves')
 
   const broken = await deploy('broken', { source_revision_config: { repo_ref: 'hangar/fail-build', langgraph_config_path: 'langgraph.json' } })
   t.equal(await pollRevision(broken.id, broken.latest_revision_id), 'BUILD_FAILED')

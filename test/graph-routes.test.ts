@@ -98,13 +98,13 @@ t.test('the graph drawing shows a router\'s conditional edges and a loop\'s edge
   const router = await client.assistants.getGraph('router')
   t.same(router.edges, [
     { source: '__start__', target: 'classify', conditional: false },
-    { source: 'weather', target: '__end__', conditional: false },
-    { source: 'shout', target: '__end__', conditional: false },
     { source: 'chat', target: '__end__', conditional: false },
+    { source: 'shout', target: '__end__', conditional: false },
+    { source: 'weather', target: '__end__', conditional: false },
     { source: 'classify', target: 'weather', conditional: true },
     { source: 'classify', target: 'shout', conditional: true },
     { source: 'classify', target: 'chat', conditional: true },
-  ], 'plain edges first, then the conditional ones, as LangGraph draws them')
+  ], 'plain edges first, sorted by source (as the real server sorts them: test/fixtures/subgraphs/graph.json), then the conditional ones')
   const loop = await client.assistants.getGraph('loop')
   t.same(loop.edges.filter((e) => e.source === 'tick'), [
     { source: 'tick', target: 'finish', conditional: true },
@@ -135,7 +135,7 @@ t.test('bad routes, step conditions and tool steps stop loading with one line na
   bad({ nodes: [{ name: 'a', next: [] }] }, 'nodes[0].next: give at least one route (or leave next out: the next node in the list)')
   bad({ nodes: [{ name: 'a', next: [{ to: 'a', extra: 1 }] }] }, 'nodes[0].next[0].extra: Extra inputs are not permitted')
   bad({ nodes: [{ name: 'a', steps: [{ when: { state: { 'nope.deep': 1 } }, update: { n: 1 } }] }] }, "nodes[0].steps[0].when.state.nope.deep: 'nope' is not a state key (declared: messages, n)")
-  bad({ nodes: [{ name: 'a', steps: [{ tools: { search: { content: '{{args}}' } } }] }] }, "nodes[0].steps[0].tools.search: unknown template '{{args}}' (use {{last_human}}, {{state.<key>}} or {{context.<key>}})")
+  bad({ nodes: [{ name: 'a', steps: [{ tools: { search: { content: '{{args}}' } } }] }] }, "nodes[0].steps[0].tools.search: unknown template '{{args}}' (use {{last_human}}, {{last_tool}}, {{tool_results}}, {{state.<key>}}, {{context.<key>}}, {{input.<key>}} or {{args.<key>}})")
   bad({ nodes: [{ name: 'a', steps: [{ tools: { search: { contents: 'x' } } }] }] }, 'nodes[0].steps[0].tools.search.contents: Extra inputs are not permitted')
   bad({ nodes: [{ name: 'a', steps: [{ reply: { tool_calls: [{ args: {} }] } }] }] }, 'nodes[0].steps[0].reply.tool_calls[0].name: Field required')
   bad({ state: { n: 'replace' }, nodes: [{ name: 'a', steps: [{ tools: {} }] }] }, "nodes[0].steps[0].tools: a tools step needs the state key 'messages' with the reducer 'messages'")

@@ -47,7 +47,7 @@ export function createEngine(graphsDir: string, options: EngineOptions = {}): Gr
   const graphs = graphsOf(graphsDir, options.ownGraphs)
   checkSubgraphs(graphs)
   const byId = new Map(graphs.map((g) => [g.graph_id, g]))
-  const infos = new Map(graphs.map((g) => [g.graph_id, graphInfo(g)]))
+  const infos = new Map(graphs.map((g) => [g.graph_id, graphInfo(g, byId)]))
   const clock = options.clock ?? Clock.system()
   return {
     graphs: (): GraphInfo[] => graphs.map((g) => structuredClone(infos.get(g.graph_id)!)),

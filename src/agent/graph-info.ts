@@ -1,48 +1,71 @@
-// A graph's public description: the drawable graph (`GET /assistants/{id}/graph`) and its JSON
-// Schemas (`GET /assistants/{id}/schemas`), in the forms the real server answers with.
+// A graph's public description, in the forms the real server answers with: the drawable graph
+// (`GET /assistants/{id}/graph`, graph-drawing.ts), its JSON Schemas (`GET /assistants/{id}/schemas`)
+// and its subgraphs (`GET /assistants/{id}/subgraphs[/{namespace}]`).
 
+import { drawGraph, subgraphDepth } from './graph-drawing.js'
 import type { Graph } from './graphs.js'
-import type { GraphInfo } from './types.js'
+import type { GraphInfo, SubgraphInfo } from './types.js'
 
 const DRAFT = 'https://json-schema.org/draft/2020-12/schema'
 
-export function graphInfo(graph: Graph): GraphInfo {
-  return { graph_id: graph.graph_id, description: graph.description, drawable: drawable(graph), schemas: schemas(graph) }
-}
-
-function drawable(graph: Graph): GraphInfo['drawable'] {
+/** What clients read about `graph`; `graphs` (by id) holds the graphs its subgraph nodes run. */
+export function graphInfo(graph: Graph, graphs: ReadonlyMap<string, Graph>): GraphInfo {
+  const depth = subgraphDepth(graph, graphs)
   return {
-    nodes: [
-      { id: '__start__', type: 'schema', data: { $schema: DRAFT } },
-      ...graph.nodes.map((node) => {
-        // A node with a tools step draws as LangGraph's prebuilt ToolNode does, naming its tools.
-        const tools = [...new Set(node.steps.flatMap((step) => Object.keys(step.tools ?? {}).filter((name) => name !== '*')))]
-        return tools.length > 0 || node.steps.some((step) => step.tools)
-          ? { id: node.name, type: 'runnable', data: { id: ['langgraph', 'ToolNode'], name: 'func' }, metadata: { __tools: tools } }
-          : { id: node.name, type: 'runnable', data: { id: ['langgraph', 'RunnableCallable'], name: node.name }, metadata: {} }
-      }),
-      { id: '__end__', type: 'schema', data: { $schema: DRAFT } },
-    ],
-    // Plain edges first, then each router's conditional edges, as LangGraph draws them.
-    edges: [
-      ...graph.entry.map((target) => ({ source: '__start__', target, conditional: false })),
-      ...edgesOf(graph, false),
-      ...edgesOf(graph, true),
-    ],
+    graph_id: graph.graph_id,
+    description: graph.description,
+    drawable: drawGraph(graph, graphs, 0),
+    xray: Array.from({ length: depth }, (_, i) => drawGraph(graph, graphs, i + 1)),
+    schemas: schemas(graph),
+    subgraphs: subgraphsOf(graph, graphs),
   }
 }
 
-/** The edges the nodes' routes draw: a node's one plain edge, or (`conditional`) an edge to each place its routes lead. */
-function edgesOf(graph: Graph, conditional: boolean) {
-  return graph.nodes.flatMap((node) => {
-    const routed = node.routes.length > 1 || node.routes.some((r) => r.when !== undefined || r.send !== undefined)
-    if (routed !== conditional) return []
-    const targets = node.routes.flatMap((r) => (r.send ? [r.send.node] : r.to))
-    return [...new Set(targets)].map((target) => ({ source: node.name, target, conditional }))
+/** The drawing with `xray` levels of subgraphs expanded: `true` every level, a number that many (0 or `false`: none). */
+export function drawingAt(info: GraphInfo, xray: boolean | number): GraphInfo['drawable'] {
+  const depth = xray === true ? Infinity : xray === false ? 0 : xray
+  if (depth <= 0 || info.xray.length === 0) return info.drawable
+  return info.xray[Math.min(depth, info.xray.length) - 1]
+}
+
+/**
+ * `GET /assistants/{id}/subgraphs[/{namespace}]`: each subgraph node's graph schemas by namespace,
+ * as LangGraph's `getSubgraphs(namespace, recurse)` lists them: the subgraph nodes in node order;
+ * with `recurse`, each followed by its own subgraphs as `<node>|<inner node>`. A namespace selects
+ * the one subgraph it names (a nested one only with `recurse`); one that names none gives `{}`.
+ */
+export function subgraphsAt(info: GraphInfo, namespace: string | undefined, recurse: boolean): Record<string, SubgraphInfo['schemas']> {
+  const found: [string, SubgraphInfo][] = []
+  const visit = (list: SubgraphInfo[], ns: string | undefined, prefix: string): boolean => {
+    for (const entry of list) {
+      if (ns !== undefined && ns !== entry.node && !ns.startsWith(`${entry.node}|`)) continue
+      if (ns === entry.node) {
+        found.push([prefix + entry.node, entry])
+        return true
+      }
+      if (ns === undefined) found.push([prefix + entry.node, entry])
+      if (recurse && visit(entry.subgraphs, ns?.slice(entry.node.length + 1), `${prefix}${entry.node}|`) && ns !== undefined) return true
+    }
+    return false
+  }
+  visit(info.subgraphs, namespace, '')
+  return Object.fromEntries(found.map(([ns, entry]) => [ns, structuredClone(entry.schemas)]))
+}
+
+function subgraphsOf(graph: Graph, graphs: ReadonlyMap<string, Graph>): SubgraphInfo[] {
+  return graph.nodes.filter((n) => n.subgraph !== undefined).map((node) => {
+    const inner = graphs.get(node.subgraph!)!
+    const own = schemas(inner)
+    return {
+      node: node.name,
+      // The real server's runtime schema names (its ~88 KB message schemas are hangar's small ones).
+      schemas: { state: own.state_schema, input: own.input_schema, output: own.output_schema, config: own.config_schema },
+      subgraphs: subgraphsOf(inner, graphs),
+    }
   })
 }
 
-function schemas(graph: Graph): Record<string, unknown> {
+function schemas(graph: Graph) {
   const properties = Object.fromEntries(
     Object.entries(graph.state).map(([key, reducer]) => [key, reducer === 'messages' ? { type: 'array', items: { type: 'object' } } : {}]),
   )

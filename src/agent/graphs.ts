@@ -236,9 +236,14 @@ export function parseGraph(path: string, text: string): Graph {
   } catch (error) {
     return fail([], (error as Error).message)
   }
+  const mixed = mixedNext(data)
+  if (mixed) return fail(mixed, 'give next as node names or as routes ({"when": …, "to": …}), not both')
   const errors: PydanticError[] = []
   const value = validate(data, [], errors)
-  if (value === INVALID) return fail(errors[0].loc, errors[0].msg)
+  if (value === INVALID) {
+    const error = unionError(data, errors)
+    return fail(error.loc, error.msg)
+  }
   const extra = extraField(data, GraphFixture, [])
   if (extra) return fail(extra, 'Extra inputs are not permitted')
   const loaded = value as Static<typeof GraphFixture>
@@ -276,6 +281,49 @@ export function checkSubgraphs(graphs: Graph[]): void {
     }
   }
   for (const graph of graphs) walk(graph, [graph.graph_id])
+}
+
+/** Where a node's `next` lists names and routes together (no member of its union fits, so say what is wrong). */
+function mixedNext(data: unknown): Loc | undefined {
+  const nodes = (data as { nodes?: unknown } | null)?.nodes
+  if (!Array.isArray(nodes)) return undefined
+  const at = nodes.findIndex((node) => {
+    const next = (node as { next?: unknown } | null)?.next
+    return Array.isArray(next) && next.some((item) => typeof item === 'string') && next.some((item) => typeof item !== 'string')
+  })
+  return at === -1 ? undefined : ['nodes', at, 'next']
+}
+
+/**
+ * The error to report, its location without the union members' tags (`str`, `list[str]`, …) that
+ * pydantic puts in it: of the errors of the first error's union, the one that got deepest into the
+ * value (the member that fit best; the last on a tie, the list before the lone string); when the
+ * input is of a type no member takes, every type they take.
+ */
+function unionError(data: unknown, errors: PydanticError[]): { loc: Loc; msg: string } {
+  // A location's parts that are not keys (or indexes) of the value there are union tags, but for
+  // the last part of a missing field's.
+  const untagged = ({ loc, type }: PydanticError) => {
+    const parts: Loc = []
+    let value = data
+    for (const [i, part] of loc.entries()) {
+      if (typeof value === 'object' && value !== null && Object.hasOwn(value, part)) {
+        value = (value as Record<string | number, unknown>)[part]
+        parts.push(part)
+      } else if (i === loc.length - 1 && type === 'missing') parts.push(part)
+    }
+    return parts
+  }
+  const key = (loc: Loc) => loc.join('\u0000')
+  const first = untagged(errors[0])
+  const inUnion = errors.filter((e) => key(untagged(e).slice(0, first.length)) === key(first))
+  const best = inUnion.reduce((a, b) => (untagged(b).length >= untagged(a).length ? b : a))
+  // An input of a type no member takes: name every type the members take.
+  if (inUnion.every((e) => untagged(e).length === first.length && e.type.endsWith('_type'))) {
+    const kinds = [...new Set(inUnion.map((e) => e.msg.replace(/^Input should be /, '')))]
+    return { loc: first, msg: `Input should be ${kinds.join(' or ')}` }
+  }
+  return { loc: untagged(best), msg: best.msg }
 }
 
 /** A node's `next` as routes: a name or names is one route without a condition; none given, the next node in the list. */
@@ -325,8 +373,16 @@ function checkGraph(graph: Graph, fail: (loc: Loc, msg: string) => never, entry:
   }
   const templates = (value: unknown, loc: Loc, extra: string[] = []) => {
     // `{{input.<key>}}`: a key of what a Send gave the node.
-    const [unknown] = unknownTemplates(value, keys, ['input', ...extra])
-    if (unknown !== undefined) fail(loc, `unknown template '{{${unknown}}}' (use {{last_human}}, {{state.<key>}} or {{context.<key>}})`)
+    const roots = ['input', ...extra]
+    const [unknown] = unknownTemplates(value, keys, roots)
+    const known = ['{{last_human}}', '{{last_tool}}', '{{tool_results}}', '{{state.<key>}}', '{{context.<key>}}', ...roots.map((root) => `{{${root}.<key>}}`)]
+    if (unknown !== undefined) fail(loc, `unknown template '{{${unknown}}}' (use ${known.slice(0, -1).join(', ')} or ${known.at(-1)})`)
+  }
+  /** Each name once: a node runs once in a superstep however often it is named. */
+  const once = (names: string[], loc: (i: number) => Loc) => {
+    names.forEach((name, i) => {
+      if (names.indexOf(name) !== i) fail(loc(i), `'${name}' is named twice`)
+    })
   }
   const checkWhen = (when: When, loc: Loc) => {
     const named = CONDITIONS.filter((c) => when[c] !== undefined)
@@ -352,9 +408,12 @@ function checkGraph(graph: Graph, fail: (loc: Loc, msg: string) => never, entry:
   graph.entry.forEach((name, i) => {
     if (!names.includes(name)) fail(Array.isArray(entry) ? ['entry', i] : ['entry'], `'${name}' is not a node (nodes: ${names.join(', ')})`)
   })
+  once(graph.entry, (i) => ['entry', i])
   graph.nodes.forEach((node, n) => {
     const at: Loc = ['nodes', n]
     if (RESERVED.has(node.name)) fail([...at, 'name'], `'${node.name}' is a reserved name`)
+    // As in LangGraph: they separate the parts of a namespace (`<node>:<task id>`, `parent|child`).
+    for (const char of [':', '|']) if (node.name.includes(char)) fail([...at, 'name'], `'${node.name}' contains '${char}', which is reserved (node names may not contain ':' or '|')`)
     if (graph.nodes.findIndex((other) => other.name === node.name) !== n) fail([...at, 'name'], `'${node.name}' names two nodes`)
     if (Array.isArray(node.next) && node.next.length === 0) fail([...at, 'next'], 'give at least one route (or leave next out: the next node in the list)')
     const isNode = (name: string, loc: Loc, end = true) => {
@@ -365,14 +424,21 @@ function checkGraph(graph: Graph, fail: (loc: Loc, msg: string) => never, entry:
       // A plain `next` (a name, or names) is one route; its location is `next` itself.
       const loc: Loc = plain ? [...at, 'next'] : [...at, 'next', r]
       const target = plain ? loc : [...loc, 'to']
+      // (A `next` mixing names and routes was refused before: parseGraph.)
       const listed = Array.isArray(node.next) ? node.next[r] : undefined
-      if (!plain && (typeof listed !== 'object' || listed === null)) fail(loc, 'give routes as objects ({"when": …, "to": …}) or next as names, not both')
       if (!plain && (listed as { to?: unknown }).to === undefined === (route.send === undefined)) fail(loc, 'a route gives exactly one of to, send')
       route.to.forEach((to, i) => isNode(to, Array.isArray((listed as { to?: unknown } | undefined)?.to) || (plain && Array.isArray(node.next)) ? [...target, i] : target))
       if (route.to.length > 1 && route.to.includes('__end__')) fail(target, `__end__ cannot run beside other nodes`)
+      once(route.to, (i) => [...target, i])
       if (route.send) {
         isNode(route.send.node, [...loc, 'send', 'node'], false)
-        templates(route.send.inputs, [...loc, 'send', 'inputs'])
+        const inputs = route.send.inputs
+        const lone = (value: unknown) => typeof value === 'string' && /^\{\{[^{}]*\}\}$/.test(value.trim())
+        const object = (value: unknown) => (typeof value === 'object' && value !== null && !Array.isArray(value)) || lone(value)
+        if (!(lone(inputs) || (Array.isArray(inputs) && inputs.every(object)))) {
+          fail([...loc, 'send', 'inputs'], 'give a list of objects (one task each, with that input), or one template that stands for such a list (e.g. "{{state.topics}}")')
+        }
+        templates(inputs, [...loc, 'send', 'inputs'])
       }
       if (route.when) checkWhen(route.when, [...loc, 'when'])
     })

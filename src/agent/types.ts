@@ -160,8 +160,19 @@ export interface GraphInfo {
   description: string | null
   /** `GET /assistants/{id}/graph`. */
   drawable: { nodes: unknown[]; edges: unknown[] }
+  /** `?xray`: the drawing with subgraphs expanded 1, 2, … levels deep (the last expands them all; none without subgraphs). */
+  xray: { nodes: unknown[]; edges: unknown[] }[]
   /** `GET /assistants/{id}/schemas`. */
   schemas: Record<string, unknown>
+  /** The nodes that run a subgraph, in node order (`GET /assistants/{id}/subgraphs`). */
+  subgraphs: SubgraphInfo[]
+}
+
+/** A node that runs a subgraph: the subgraph's schemas, under the real server's names, and its own subgraphs. */
+export interface SubgraphInfo {
+  node: string
+  schemas: { state: unknown; input: unknown; output: unknown; config: unknown }
+  subgraphs: SubgraphInfo[]
 }
 
 /** The scripted-graph engine, as the run manager and routes use it. */

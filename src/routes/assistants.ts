@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { randomUUID } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
 import { resolveAssistantId } from '../agent/system-assistants.js'
+import { drawingAt, subgraphsAt } from '../agent/graph-info.js'
 import type { GraphEngine } from '../agent/types.js'
 import { ApiError } from '../errors.js'
 import { AnyDict, errorResponses } from '../schemas/common.js'
@@ -9,9 +10,12 @@ import {
   Assistant,
   AssistantCount,
   AssistantCreate,
+  AssistantGraphQuery,
   AssistantParams,
   AssistantPatch,
   AssistantSearch,
+  AssistantSubgraphsParams,
+  AssistantSubgraphsQuery,
   AssistantVersion,
   AssistantVersionsQuery,
   DeleteAssistantQuery,
@@ -100,8 +104,11 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRoutesOptions> 
   })
 
   app.get('/assistants/:assistant_id/graph', {
-    schema: { tags, summary: 'Get Assistant Graph', params: AssistantParams, querystring: Type.Object({ xray: Type.Optional(Type.Unknown()) }), response: { 200: AnyDict(), ...errorResponses(404, 422) } },
-  }, async (request) => engine.info(find(request.agentScope, request.params.assistant_id).graph_id)?.drawable ?? { nodes: [], edges: [] })
+    schema: { tags, summary: 'Get Assistant Graph', params: AssistantParams, querystring: AssistantGraphQuery, response: { 200: AnyDict(), ...errorResponses(404, 422) } },
+  }, async (request) => {
+    const info = engine.info(find(request.agentScope, request.params.assistant_id).graph_id)
+    return info ? drawingAt(info, request.query.xray ?? false) : { nodes: [], edges: [] }
+  })
 
   app.get('/assistants/:assistant_id/schemas', {
     schema: { tags, summary: 'Get Assistant Schemas', params: AssistantParams, response: { 200: AnyDict(), ...errorResponses(404, 422) } },
@@ -110,12 +117,18 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRoutesOptions> 
     return engine.info(graph_id)?.schemas ?? { graph_id }
   })
 
+  const subgraphs = (scope: string, assistantId: string, namespace: string | undefined, recurse: boolean) => {
+    const info = engine.info(find(scope, assistantId).graph_id)
+    return info ? subgraphsAt(info, namespace, recurse) : {}
+  }
+
   app.get('/assistants/:assistant_id/subgraphs', {
-    schema: { tags, summary: 'Get Assistant Subgraphs', params: AssistantParams, response: { 200: AnyDict(), ...errorResponses(404, 422) } },
-  }, async (request) => {
-    find(request.agentScope, request.params.assistant_id)
-    return {}
-  })
+    schema: { tags, summary: 'Get Assistant Subgraphs', params: AssistantParams, querystring: AssistantSubgraphsQuery, response: { 200: AnyDict(), ...errorResponses(404, 422) } },
+  }, async (request) => subgraphs(request.agentScope, request.params.assistant_id, undefined, request.query.recurse ?? false))
+
+  app.get('/assistants/:assistant_id/subgraphs/:namespace', {
+    schema: { tags, summary: 'Get Assistant Subgraphs by Namespace', params: AssistantSubgraphsParams, querystring: AssistantSubgraphsQuery, response: { 200: AnyDict(), ...errorResponses(404, 422) } },
+  }, async (request) => subgraphs(request.agentScope, request.params.assistant_id, request.params.namespace, request.query.recurse ?? false))
 
   app.post('/assistants/:assistant_id/versions', {
     schema: { tags, summary: 'Get Assistant Versions', params: AssistantParams, body: AssistantVersionsQuery, response: { 200: Type.Array(AssistantVersion), ...errorResponses(404, 422) } },

@@ -85,6 +85,12 @@ export const AssistantVersionsQuery = Nullable(Type.Object({ metadata: opt(AnyDi
 export const AssistantParams = Type.Object({ assistant_id: Type.String() })
 export const DeleteAssistantQuery = Type.Object({ delete_threads: Type.Optional(Type.Boolean({ default: false })) })
 export const SetLatest = Type.Object({ version: Type.Integer() })
+/** `GET /assistants/{id}/graph`: `xray` expands subgraphs, every level (`true`) or that many (a number). */
+export const AssistantGraphQuery = Type.Object({
+  xray: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Boolean()], { default: false, description: 'Include the subgraphs: every level (true) or that many levels (a number).' })),
+})
+export const AssistantSubgraphsParams = Type.Object({ assistant_id: Type.String(), namespace: Type.String() })
+export const AssistantSubgraphsQuery = Type.Object({ recurse: Type.Optional(Type.Boolean({ default: false, description: 'Include the subgraphs of subgraphs.' })) })
 
 // ---- threads ----------------------------------------------------------------------------------
 
