@@ -182,10 +182,19 @@ class GraphRun {
   #planFrom(record: CheckpointRecord, resume?: { value: unknown }): Plan {
     const sends = this.#pausedAt?.sends ?? {}
     const plan: Plan = { tasks: [], ran: [] }
+    // A map by interrupt id answers only the tasks it names (the others ask again); any other value answers them all.
+    const answers = resume?.value
+    const byId = typeof answers === 'object' && answers !== null && !Array.isArray(answers) &&
+      record.tasks.some((t) => t.interrupts.some((i) => Object.hasOwn(answers, i.id)))
+    const answerOf = (interrupts: Interrupt[]) => {
+      if (!resume || interrupts.length === 0) return {}
+      if (!byId) return { resume: { value: resume.value } }
+      const named = interrupts.find((i) => Object.hasOwn(answers as object, i.id))
+      return named ? { resume: { value: resumeValue(answers, [named]) } } : {}
+    }
     for (const task of record.tasks) {
       const node = this.#byName(task.name)
-      const ran = task.result !== null && task.result !== undefined && task.interrupts.length === 0 && task.error === null
-      if (ran && !record.next.includes(task.name)) {
+      if (this.#pausedAt?.ran?.includes(task.id)) {
         plan.ran.push({ node, writes: task.result as Record<string, unknown> })
         continue
       }
@@ -195,7 +204,7 @@ class GraphRun {
         id: task.id,
         ...(pushed ? { pushed } : {}),
         ...(sends[task.id] ? { input: sends[task.id] } : {}),
-        ...(resume && task.interrupts.length > 0 ? { resume: { value: resumeValue(resume.value, task.interrupts) } } : {}),
+        ...answerOf(task.interrupts),
       })
     }
     return plan
@@ -468,10 +477,18 @@ class GraphRun {
         next: record.tasks.filter((t) => waiting.has(t.id)).map((t) => t.name),
         interrupts: { ...Object.fromEntries(ranIds.map((id) => [id, []])), ...record.interrupts },
       }
+      // A task that ran (answered) no longer waits: its entry stays, empty.
+      for (const id of ranIds) record.interrupts[id] = []
       this.#state = state
     }
     const sends = Object.fromEntries(plan.tasks.filter((t) => t.pushed && t.input).map((t) => [t.id, t.input!]))
-    const pausedAt: PausedAt = { node: this.#pausedNode(plan, outcomes), interrupts, ...(Object.keys(sends).length > 0 ? { sends } : {}) }
+    const ran = [...(this.#pausedAt?.ran ?? []).filter((id) => record.tasks.some((t) => t.id === id)), ...ranIds]
+    const pausedAt: PausedAt = {
+      node: this.#pausedNode(plan, outcomes),
+      interrupts,
+      ...(Object.keys(sends).length > 0 ? { sends } : {}),
+      ...(ran.length > 0 ? { ran } : {}),
+    }
     this.#last = record
     yield { kind: 'amend', checkpoint: record, pausedAt }
     if (lastRan !== undefined) {

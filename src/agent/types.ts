@@ -66,6 +66,8 @@ export interface PausedAt {
   breakpoint?: true
   /** The inputs of the paused step's Send tasks, by task id (the checkpoint's tasks do not show them). */
   sends?: Record<string, State>
+  /** The ids of the paused step's tasks that ran (their writes are in the checkpoint's values): a resume does not run them again. */
+  ran?: string[]
 }
 
 /** A stored checkpoint as a run starts from it: the record and where it is paused (if it is). */
