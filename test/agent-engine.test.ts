@@ -553,10 +553,12 @@ t.test('checkpoints mode sends each checkpoint with its config and its parent\'s
   t.same(sent[2].values, stored[2].values)
 })
 
-t.test('with subgraphs asked for, event names stay plain', async (t) => {
+t.test('with subgraphs asked for, a graph without subgraphs keeps plain event names; values get the brief checkpoints events', async (t) => {
   const clock = Clock.manual()
   const timed = await drive(clock, engine.run(request(clock, { input: say('yo'), subgraphs: true })))
-  t.same(emits(timed).map((e) => e.event), ['values', 'messages', 'updates', 'values'])
+  // As the real JS server sends them (test/fixtures/subgraphs/fanout.json, with stream_subgraphs): `{id, parent_id, step, source}` before each values.
+  t.same(emits(timed).map((e) => e.event), ['checkpoints', 'values', 'messages', 'updates', 'checkpoints', 'values'])
+  t.same(Object.keys(emits(timed)[0].data as object), ['id', 'parent_id', 'step', 'source'])
 })
 
 t.test('an abort while a node waits stops the run at once', async (t) => {

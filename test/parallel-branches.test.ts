@@ -2,80 +2,12 @@
 // for the same graphs (test/fixtures/subgraphs/, versions and how to record again in its README):
 // `fanout` (two nodes in one superstep streaming a word every 10 ms, then a join), `fanout_send`
 // (one Send per topic) and `fanout_interrupt` (two interrupts pending at once, resumed by an id
-// map or by one answer for both). hangar's equivalents are test/fixtures/subgraphs/hangar/*.json.
-// Each stream mode is projected onto what a client reads of it (event order, nodes, tasks and
-// their triggers, checkpoints and their `next`); ids and the join's wording are left out.
+// map or by one answer for both). hangar's equivalents are test/fixtures/subgraphs/hangar/*.json;
+// each stream mode is projected onto what a client reads of it (test/subgraphs/recordings.ts).
 
-import { readFileSync } from 'node:fs'
 import t from 'tap'
-import { Client } from '@langchain/langgraph-sdk'
-import { API_KEY, runClockUntil, serveApp } from './helpers.js'
-
-const GRAPHS = new URL('./fixtures/subgraphs/hangar', import.meta.url).pathname
-const MODES = ['values', 'updates', 'messages-tuple', 'checkpoints', 'tasks', 'debug']
-
-interface Exchange { request: { method: string; path: string; body: string }; response: { status: number; body: string } }
-interface Recorded { stream_mode: string[]; options?: unknown; exchanges: Exchange[] }
-type Wire = { event: string; data: any }
-
-const fixture = (name: string) => JSON.parse(readFileSync(new URL(`./fixtures/subgraphs/${name}.json`, import.meta.url), 'utf8'))
-
-function sse(body: string): Wire[] {
-  return body.split('\n\n').filter((block) => block.includes('data: ')).map((block) => ({
-    event: /^event: (.*)$/m.exec(block)?.[1] ?? 'message',
-    data: JSON.parse(block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n')),
-  }))
-}
-
-/** The recorded streams of one mode: the first run, and the resumed one when there is one. */
-function recorded(graph: string, mode: string): Wire[][] {
-  const stream = (fixture(graph).streams as Recorded[]).find((s) => s.stream_mode.length === 1 && s.stream_mode[0] === mode && !s.options)!
-  return stream.exchanges.filter((e) => e.request.path.endsWith('/runs/stream')).map((e) => sse(e.response.body))
-}
-
-// A streamed chunk (the JS server serializes it with `tool_call_chunks`, hangar as Python does, typed `AIMessageChunk`), or a whole message.
-/** The real graphs write answers as JSON (`a: "approve a"`), hangar's templates as text. */
-const unquoted = (text: string) => text.replaceAll('"', '')
-
-/** State keys hangar's graphs add (where the real ones compute: the Send topics, the answers an interrupt step writes). */
-const HANGAR_ONLY = /^(topics|answer_[ab])$/
-
-const messageView = (m: any) => (m.type === 'AIMessageChunk' || 'tool_call_chunks' in m ? { chunk: m.content } : { whole: m.type })
-
-/** What a client reads of one event (ids, times and the join's wording aside). */
-function view({ event, data }: Wire): unknown {
-  switch (event) {
-    case 'metadata': return event
-    case 'values': return { values: data.__interrupt__ ? { interrupts: data.__interrupt__.map((i: any) => i.value) } : { keys: Object.keys(data).filter((k) => !HANGAR_ONLY.test(k)).sort(), messages: data.messages.length, results: data.results?.map(unquoted) } }
-    case 'updates': return { updates: Object.fromEntries(Object.entries(data).map(([node, w]: [string, any]) => [node, node === '__interrupt__' ? w.map((i: any) => i.value) : Object.keys(w ?? {}).filter((k) => !HANGAR_ONLY.test(k)).sort()])) }
-    case 'messages': return { node: data[1].langgraph_node, ...messageView(data[0]) }
-    case 'tasks': return 'result' in data
-      ? { done: data.name, interrupts: data.interrupts.map((i: any) => i.value), error: data.error }
-      : { start: data.name, triggers: data.triggers, ...(data.name === 'research' ? { input: data.input } : {}) }
-    // (The JS server's `checkpoints` events carry only values, metadata and next; hangar's are the fuller Python form.)
-    case 'checkpoints': return { step: data.metadata.step, source: data.metadata.source, next: data.next }
-    case 'debug': return { debug: data.type, step: data.step, ...(data.type === 'checkpoint' ? { next: data.payload.next } : { name: data.payload.name }) }
-    default: return { event, data }
-  }
-}
-
-async function serve(t: Parameters<typeof serveApp>[0]) {
-  const served = await serveApp(t, { graphs: GRAPHS })
-  const client = new Client({ apiUrl: served.base, apiKey: API_KEY })
-  /** One streamed run through the SDK, the clock moved along whenever the run waits on it. */
-  const stream = async (thread: string, graph: string, body: Record<string, unknown>, mode: string) => {
-    const events: Wire[] = []
-    let done = false
-    const reading = (async () => {
-      for await (const part of client.runs.stream(thread, graph, { ...body, streamMode: mode as any })) events.push(part as Wire)
-      done = true
-    })()
-    await runClockUntil(served.clock, () => done, `the ${graph} run ends`, { stepMs: 10 })
-    await reading
-    return events
-  }
-  return { ...served, client, stream }
-}
+import { runClockUntil } from './helpers.js'
+import { fixture, MODES, recorded, serve, view } from './subgraphs/recordings.js'
 
 for (const graph of ['fanout', 'fanout_send']) {
   t.test(`${graph}: every stream mode as the real server streams it`, async (t) => {
@@ -84,7 +16,7 @@ for (const graph of ['fanout', 'fanout_send']) {
     for (const mode of MODES) {
       const thread = await client.threads.create()
       const events = await stream(thread.thread_id, graph, { input }, mode)
-      const [real] = recorded(graph, mode)
+      const [real] = recorded(graph, [mode])
       t.same(events.map(view), real.map(view), `${mode}: same events, nodes, tasks and checkpoints, in the same order`)
     }
   })
@@ -122,7 +54,7 @@ t.test('fanout_interrupt: two interrupts at once, resumed by an id map', async (
   for (const mode of MODES) {
     const thread = await client.threads.create()
     const first = await stream(thread.thread_id, 'fanout_interrupt', { input }, mode)
-    const [realFirst, realResumed] = recorded('fanout_interrupt', mode)
+    const [realFirst, realResumed] = recorded('fanout_interrupt', [mode])
     t.same(first.map(view), realFirst.map(view), `${mode}: up to the two interrupts as recorded`)
     const { interrupts } = await client.threads.get(thread.thread_id)
     const pending = Object.values(interrupts).flat()
@@ -167,4 +99,26 @@ t.test('an id map that answers one of two interrupts: that task runs, the other 
   t.same(last.filter((e) => e.event === 'updates').map((e) => Object.keys(e.data)[0]), ['ask_b', 'join'], 'b ran, a did not run again, then join')
   t.same(((await client.threads.getState(thread.thread_id)).values as any).results, ['a: only a', 'b: b at last'])
   t.equal((await client.threads.getHistory(thread.thread_id)).length, 4, 'steps -1, 0, 1, 2: the paused step wrote no checkpoint of its own')
+})
+
+t.test('the shipped parallel_approval: two structured approval requests at once, answered together by interrupt id', async (t) => {
+  const { client, clock } = await serve(t)
+  const thread = (await client.threads.create()).thread_id
+  let stopped: any
+  void client.runs.wait(thread, 'parallel_approval', { input: { messages: [{ type: 'human', content: 'a new laptop' }] } }).then((a) => (stopped = a))
+  await runClockUntil(clock, () => stopped !== undefined, 'both reviews ask')
+  const pending = Object.values((await client.threads.get(thread)).interrupts).flat()
+  t.same(pending.map((i: any) => i.value[0].description), ['Legal: may we go ahead with this request?', 'Finance: is this within budget?'])
+  t.same(pending.map((i: any) => i.value[0].action_request), [{ action: 'legal_review', args: { request: 'a new laptop' } }, { action: 'finance_review', args: { request: 'a new laptop' } }])
+  const [legal, finance] = pending
+  const approved: any = await client.runs.wait(thread, 'parallel_approval', { command: { resume: { [legal.id!]: [{ type: 'accept' }], [finance.id!]: [{ type: 'accept' }] } } })
+  t.equal(approved.messages.at(-1).content, 'Approved by legal and finance: a new laptop can go ahead.')
+
+  const other = (await client.threads.create()).thread_id
+  let asked: any
+  void client.runs.wait(other, 'parallel_approval', { input: { messages: [{ type: 'human', content: 'a yacht' }] } }).then((a) => (asked = a))
+  await runClockUntil(clock, () => asked !== undefined, 'both reviews ask')
+  const [l, f] = Object.values((await client.threads.get(other)).interrupts).flat()
+  const refused: any = await client.runs.wait(other, 'parallel_approval', { command: { resume: { [l.id!]: [{ type: 'accept' }], [f.id!]: [{ type: 'ignore' }] } } })
+  t.equal(refused.messages.at(-1).content, 'Not approved: legal answered accept, finance answered ignore.', 'the script branches on each answer')
 })

@@ -55,22 +55,30 @@ export interface CheckpointSpec {
   writes: unknown
   /** Run metadata and ids, written before `source`, `step`, `writes`, `parents`. */
   metadata: Record<string, unknown>
+  /** A subgraph's checkpoint: its namespace (`<node>:<task id>`, levels joined by `|`) and its parents' checkpoints by namespace. */
+  ns?: string
+  parents?: Record<string, string>
+  /** The `checkpoint` a pending task shows: `{thread_id, checkpoint_ns}` for a task that runs a subgraph, else null. */
+  taskCheckpoint?: (task: { name: string; id: string }) => unknown
   /** What the (single) pending task shows once it ran: its input's result, interrupts or error. */
   task?: { result?: unknown; interrupts?: Interrupt[]; error?: string }
 }
 
 export function makeCheckpoint(spec: CheckpointSpec): CheckpointRecord {
   const pushed = spec.pushed ?? 0
-  const tasks: ThreadTask[] = spec.next.map((name, i) => ({
-    id: i < pushed ? pushTaskId(spec.id, i) : taskId(spec.id, name),
-    name,
-    path: i < pushed ? pushPath(i) : taskPath(name),
-    error: spec.task?.error ?? null,
-    interrupts: spec.task?.interrupts ?? [],
-    checkpoint: null,
-    state: null,
-    result: spec.task?.result ?? null,
-  }))
+  const tasks: ThreadTask[] = spec.next.map((name, i) => {
+    const id = i < pushed ? pushTaskId(spec.id, i) : taskId(spec.id, name)
+    return {
+      id,
+      name,
+      path: i < pushed ? pushPath(i) : taskPath(name),
+      error: spec.task?.error ?? null,
+      interrupts: spec.task?.interrupts ?? [],
+      checkpoint: spec.taskCheckpoint?.({ name, id }) ?? null,
+      state: null,
+      result: spec.task?.result ?? null,
+    }
+  })
   const interrupts = Object.fromEntries(
     tasks.filter((t) => t.interrupts.length > 0 || t.error !== null).map((t) => [t.id, t.interrupts]),
   )
@@ -79,9 +87,10 @@ export function makeCheckpoint(spec: CheckpointSpec): CheckpointRecord {
     parent_checkpoint_id: spec.parentId,
     values: spec.values,
     next: spec.next,
-    metadata: { ...spec.metadata, source: spec.source, step: spec.step, writes: spec.writes, parents: {} },
+    metadata: { ...spec.metadata, source: spec.source, step: spec.step, writes: spec.writes, parents: spec.parents ?? {} },
     tasks,
     interrupts,
+    ...(spec.ns ? { checkpoint_ns: spec.ns } : {}),
   }
 }
 

@@ -55,7 +55,7 @@ export function createEngine(graphsDir: string, options: EngineOptions = {}): Gr
       const info = infos.get(graphId)
       return info && structuredClone(info)
     },
-    run: (request) => runGraph(byId.get(request.graphId), request),
+    run: (request) => runGraph(byId.get(request.graphId), request, byId),
     updateState: (graphId, current, values, asNode) => {
       const id = checkpointId(current.step, clock.now(), current.checkpointId)
       return superstep(graphId === null ? undefined : byId.get(graphId), graphId, current, [{ values, asNode }], id)

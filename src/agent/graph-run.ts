@@ -14,11 +14,12 @@ import { routeFrom } from './conditions.js'
 import { configurableOf, emit, playNode, type NodeOutcome } from './node-steps.js'
 import { applyWrites, initialState, normalizeUpdate, type Channels } from './state.js'
 import { runMetadata, StreamModes, type TaskView } from './stream-modes.js'
-import { interleave } from './task-scheduler.js'
+import { interleave, type TaskOutput } from './task-scheduler.js'
+import { runSubgraph, type SubgraphScope } from './subgraph-run.js'
 import { renderValue } from './templates.js'
 import type { CheckpointRecord, EngineOutput, Interrupt, PausedAt, RunRequest, State } from './types.js'
 
-type Output = AsyncGenerator<EngineOutput, void>
+type Output = AsyncGenerator<TaskOutput, void>
 const END = '__end__'
 /** LangGraph's default `recursion_limit`. */
 const DEFAULT_RECURSION_LIMIT = 25
@@ -60,16 +61,23 @@ interface Applied {
   state: State
 }
 
-/** The run, stopped at once (without a `done`) when its signal aborts. */
-export async function* runGraph(graph: Graph | undefined, request: RunRequest): Output {
-  const { signal } = request
+/**
+ * The run, stopped at once (without a `done`) when its signal aborts. The waits its tasks ask for
+ * (task-scheduler.ts) are waited here, on the run's clock, and nowhere else.
+ */
+export async function* runGraph(graph: Graph | undefined, request: RunRequest, graphs: ReadonlyMap<string, Graph>): AsyncGenerator<EngineOutput, void> {
+  const { signal, clock } = request
   if (signal.aborted) return
   const inner = graph
-    ? new GraphRun(graph, request).run()
+    ? new GraphRun(graph, request, graphs, null).run()
     : failed(new GraphError('ValueError', `Graph '${request.graphId}' not found`), request.start?.values ?? {})
   try {
     for await (const output of inner) {
       if (signal.aborted) return
+      if (output.kind === 'wait') {
+        if (output.ms > 0) await clock.until(clock.now() + output.ms, signal)
+        continue
+      }
       yield output
       if (signal.aborted) return
     }
@@ -102,16 +110,22 @@ class GraphRun {
   /** How many supersteps the run took; past `recursion_limit` it fails. */
   #steps = 0
   readonly #recursionLimit: number
+  /** Every graph, by id (a node's subgraph is one of them). */
+  readonly #graphs: ReadonlyMap<string, Graph>
+  /** Set when this run is a subgraph's: where it sits. */
+  readonly #scope: SubgraphScope | null
 
-  constructor(graph: Graph, request: RunRequest) {
+  constructor(graph: Graph, request: RunRequest, graphs: ReadonlyMap<string, Graph>, scope: SubgraphScope | null) {
     const { start } = request
     this.#graph = graph
     this.#request = request
+    this.#graphs = graphs
+    this.#scope = scope
     this.#channels = channelsOf(graph)
-    this.#modes = new StreamModes(request)
+    this.#modes = new StreamModes(request, scope?.ns ?? [])
     // A run that named its checkpoint carries it in its checkpoints' metadata, as LangGraph's do.
     const named = request.forked && start ? { checkpoint_id: start.checkpoint_id, checkpoint_ns: '' } : {}
-    this.#metadata = { ...runMetadata(request), ...named }
+    this.#metadata = { ...runMetadata(request), ...named, ...scope?.metadata }
     this.#pausedAt = start?.pausedAt ?? null
     this.#state = start ? structuredClone(start.values) : initialState(this.#channels)
     this.#step = start ? Number(start.metadata.step ?? -1) + 1 : -1
@@ -121,12 +135,22 @@ class GraphRun {
   }
 
   #checkpoint(spec: StepSpec): CheckpointRecord {
+    const scope = this.#scope
+    const { thread_id } = this.#request.ids
+    // A subgraph's first checkpoint sorts after its parent's latest.
+    const after = this.#last?.checkpoint_id ?? (scope ? Object.values(scope.parents).at(-1)! : null)
     const record = makeCheckpoint({
       ...spec,
-      id: checkpointId(this.#step, this.#request.clock.now(), this.#last?.checkpoint_id ?? null),
+      id: checkpointId(this.#step, this.#request.clock.now(), after),
       parentId: this.#last?.checkpoint_id ?? null,
       step: this.#step,
       metadata: this.#metadata,
+      ...(scope ? { ns: scope.ns.join('|'), parents: scope.parents } : {}),
+      // A pending task that runs a subgraph names the namespace of its subgraph's checkpoints.
+      taskCheckpoint: ({ name, id }) =>
+        this.#graph.nodes.find((n) => n.name === name)?.subgraph === undefined
+          ? null
+          : { thread_id, checkpoint_ns: [...(scope?.ns ?? []), `${name}:${id}`].join('|') },
     })
     this.#step += 1
     this.#last = record
@@ -134,7 +158,7 @@ class GraphRun {
   }
 
   /** Yields a checkpoint for the run manager to store, then its `checkpoints`/`debug` events. */
-  *#store(record: CheckpointRecord): Generator<EngineOutput> {
+  *#store(record: CheckpointRecord): Generator<TaskOutput> {
     yield { kind: 'checkpoint', checkpoint: record }
     yield* emit(this.#modes.checkpoint(record))
   }
@@ -143,13 +167,18 @@ class GraphRun {
    * A checkpoint and the state it holds, announced together: the session protocol names the
    * checkpoint before the values, the legacy modes after them, as the real server orders them.
    */
-  *#announce(record: CheckpointRecord): Generator<EngineOutput> {
+  *#announce(record: CheckpointRecord): Generator<TaskOutput> {
     const checkpoint = this.#modes.checkpoint(record)
-    yield* emit([...checkpoint.filter((e) => 'protocol' in e), ...this.#modes.values(this.#state), ...checkpoint.filter((e) => !('protocol' in e))])
+    yield* emit([
+      ...checkpoint.filter((e) => 'protocol' in e),
+      ...this.#modes.checkpointBrief(record),
+      ...this.#modes.values(this.#state),
+      ...checkpoint.filter((e) => !('protocol' in e)),
+    ])
   }
 
   /** Settles the latest checkpoint's pending task (its id, or its node's name; see settleTask) and has it stored. */
-  *#settle(task: string, outcome: TaskOutcome, pausedAt: PausedAt | null = null): Generator<EngineOutput> {
+  *#settle(task: string, outcome: TaskOutcome, pausedAt: PausedAt | null = null): Generator<TaskOutput> {
     if (this.#last === null) return
     this.#last = settleTask(this.#last, task, outcome)
     yield { kind: 'amend', checkpoint: this.#last, pausedAt }
@@ -261,7 +290,7 @@ class GraphRun {
   readonly #pendingSends = new Map<string, Record<string, State>>()
 
   /** A new input: the input checkpoint, the input applied (step checkpoint), then the first step. */
-  async *#input(input: unknown): AsyncGenerator<EngineOutput, StepEnd> {
+  async *#input(input: unknown): AsyncGenerator<TaskOutput, StepEnd> {
     const entry: StepSpec = { source: 'input', values: this.#state, next: ['__start__'], writes: { __start__: input } }
     let applied: Applied
     try {
@@ -283,7 +312,7 @@ class GraphRun {
   }
 
   /** The input applied: the step checkpoint before the first step (the graph's entry nodes). */
-  async *#started({ writes, state }: Applied): AsyncGenerator<EngineOutput, Plan> {
+  async *#started({ writes, state }: Applied): AsyncGenerator<TaskOutput, Plan> {
     this.#state = state
     const record = this.#checkpoint({ source: 'loop', values: state, next: this.#graph.entry, writes: null })
     yield { kind: 'checkpoint', checkpoint: record }
@@ -299,7 +328,7 @@ class GraphRun {
    * an `input` checkpoint with `update` applied, whose tasks are the `goto` target and the tasks
    * still pending there, which run again.
    */
-  async *#command(): AsyncGenerator<EngineOutput, StepEnd> {
+  async *#command(): AsyncGenerator<TaskOutput, StepEnd> {
     const command = this.#request.command!
     const target = gotoTarget(command.goto)
     if (target !== null) this.#byName(target.node)
@@ -333,7 +362,7 @@ class GraphRun {
    * again and interrupts again). From a checkpoint the run named, it first writes a `fork`
    * checkpoint (a copy of that one, its child), so the new branch starts there.
    */
-  async *#continue(): AsyncGenerator<EngineOutput, StepEnd> {
+  async *#continue(): AsyncGenerator<TaskOutput, StepEnd> {
     const start = this.#last
     if (start === null) throw new GraphError('EmptyInputError', 'Received no input writes for "__start__"')
     let from = start
@@ -362,21 +391,23 @@ class GraphRun {
    * interrupts, and the writes of those that succeeded (its values include them, its `next` lists
    * only the tasks still to run), as LangGraph shows it. A failure stops the run at once.
    */
-  async *#superstep(plan: Plan): AsyncGenerator<EngineOutput, StepEnd> {
+  async *#superstep(plan: Plan): AsyncGenerator<TaskOutput, StepEnd> {
     this.#steps += 1
     const views = plan.tasks.map((t) => this.#view(t))
     const context = { channels: this.#channels, modes: this.#modes, request: this.#request, uiKey: uiKeyOf(this.#graph) }
     const runs = plan.tasks.map((task, i) => {
       const visits = this.#visits.get(task.node.name) ?? 0
       this.#visits.set(task.node.name, visits + 1)
-      return playNode(task.node, views[i], { ...context, resume: task.resume, visits })
+      return task.node.subgraph === undefined
+        ? playNode(task.node, views[i], { ...context, resume: task.resume, visits })
+        : this.#subgraph(task, views[i])
     })
     for (const view of views) yield* emit(this.#modes.taskStart(view))
     const outcomes: NodeOutcome[] = []
     const interrupts: Interrupt[] = []
     let finished = 0
     let lastRan: number | undefined
-    for await (const item of interleave(runs, this.#request.clock, this.#request.signal)) {
+    for await (const item of interleave(runs)) {
       if (item.kind !== 'finished') {
         yield item
         continue
@@ -387,15 +418,16 @@ class GraphRun {
       const view = views[index]
       if (outcome.kind === 'fail') return yield* this.#failed(view, outcome.error)
       if (outcome.kind === 'interrupt') {
-        const interrupt: Interrupt = { id: interruptId(view.id), value: outcome.value }
-        interrupts.push(interrupt)
-        yield* this.#settle(view.id, { interrupts: [interrupt] }, { node: interrupts.length === 1 ? view.name : this.#pausedNode(plan, outcomes), interrupts: [...interrupts] })
+        // A subgraph's interrupts keep their ids; a node's own gets one from its task.
+        const raised: Interrupt[] = outcome.interrupts ?? [{ id: interruptId(view.id), value: outcome.value }]
+        interrupts.push(...raised)
+        yield* this.#settle(view.id, { interrupts: raised }, { node: this.#pausedNode(plan, outcomes), interrupts: [...interrupts] })
         // While no task of the step has written anything, `values` shows the interrupt too.
         const ran = outcomes.some((o) => o?.kind === 'ok')
-        yield* emit(this.#modes.interrupted([interrupt]).filter((e) => !ran || 'protocol' in e || e.event !== 'values'))
-        const ended = { writes: null, interrupts: [interrupt], error: null }
+        yield* emit(this.#modes.interrupted(raised).filter((e) => !ran || 'protocol' in e || e.event !== 'values'))
+        const ended = { writes: null, interrupts: raised, error: null }
         yield* emit(this.#modes.taskEnd(view, ended))
-        yield* emit(this.#modes.taskDone(view, ended))
+        yield* emit(this.#modes.taskDone(view, ended, outcome.interrupts !== undefined))
       } else if (finished < plan.tasks.length) yield* this.#ended(view, outcome)
       else lastRan = index
     }
@@ -448,6 +480,26 @@ class GraphRun {
     return 'stopped'
   }
 
+  /** A task that runs its node's subgraph (see subgraph-run.ts). */
+  #subgraph(task: Planned, view: TaskView): AsyncGenerator<TaskOutput, NodeOutcome> {
+    const graph = this.#graphs.get(task.node.subgraph!)!
+    const above = this.#scope
+    const parentNs = above?.ns.join('|') ?? ''
+    const ns = [...(above?.ns ?? []), `${view.name}:${view.id}`]
+    const parents = { ...above?.parents, [parentNs]: this.#last?.checkpoint_id ?? this.#request.ids.run_id }
+    const { tags: _tags, ...metadata } = this.#modes.taskMetadata(view)
+    return runSubgraph({
+      graph,
+      task: view,
+      request: this.#request,
+      modes: this.#modes,
+      scope: { ns, parents, metadata: { ...metadata, checkpoint_map: parents } },
+      parentKeys: Object.keys(this.#graph.state),
+      ...(task.resume ? { resume: task.resume } : {}),
+      play: (inner, request, scope) => new GraphRun(inner, request, this.#graphs, scope).run(),
+    })
+  }
+
   /** The first node of the step still paused (the earliest task that interrupted). */
   #pausedNode(plan: Plan, outcomes: NodeOutcome[]): string {
     const first = plan.tasks.findIndex((_, i) => outcomes[i]?.kind === 'interrupt')
@@ -460,7 +512,7 @@ class GraphRun {
    * tasks still to run); the run answers the last interrupt (`/wait` shows only that one, as on
    * the real server), or the state when some task wrote.
    */
-  async *#paused(plan: Plan, outcomes: NodeOutcome[], state: State, interrupts: Interrupt[], lastRan: number | undefined): AsyncGenerator<EngineOutput, 'stopped'> {
+  async *#paused(plan: Plan, outcomes: NodeOutcome[], state: State, interrupts: Interrupt[], lastRan: number | undefined): AsyncGenerator<TaskOutput, 'stopped'> {
     let record = this.#last!
     const ranIds: string[] = []
     plan.tasks.forEach((task, i) => {
@@ -503,8 +555,9 @@ class GraphRun {
   }
 
   /** The events of a task that ran: messages written whole, its update, its result. */
-  *#ended(task: TaskView, outcome: Extract<NodeOutcome, { kind: 'ok' }>): Generator<EngineOutput> {
-    yield* emit(this.#modes.written(task, outcome.unstreamed))
+  *#ended(task: TaskView, outcome: Extract<NodeOutcome, { kind: 'ok' }>): Generator<TaskOutput> {
+    const own = this.#graph.nodes.find((n) => n.name === task.name)?.subgraph === undefined
+    yield* emit(this.#modes.written(task, outcome.unstreamed, own))
     yield* emit(this.#modes.updates(task.name, outcome.writes))
     yield* emit(this.#modes.taskEnd(task, { writes: outcome.writes, interrupts: [], error: null }))
     yield* emit(this.#modes.taskDone(task, { writes: outcome.writes, interrupts: [], error: null }))
@@ -514,7 +567,7 @@ class GraphRun {
    * A task failed: the run stops (the step's other tasks with it). The error is kept on the
    * checkpoint the task ran from (its pending task shows it), as LangGraph does; no checkpoint is written.
    */
-  async *#failed(task: TaskView, failure: GraphError): AsyncGenerator<EngineOutput, 'stopped'> {
+  async *#failed(task: TaskView, failure: GraphError): AsyncGenerator<TaskOutput, 'stopped'> {
     const error = failure.toTaskError()
     yield* this.#settle(task.id, { error })
     yield* emit(this.#modes.taskEnd(task, { writes: null, interrupts: [], error }))

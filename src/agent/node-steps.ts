@@ -12,11 +12,12 @@ import { applyWrites, foldWrites, normalizeUpdate, type Channels } from './state
 import type { Emit, StreamModes, TaskView } from './stream-modes.js'
 import { renderText, renderValue } from './templates.js'
 import type { TaskOutput } from './task-scheduler.js'
-import type { EngineOutput, RunRequest, State } from './types.js'
+import type { EngineOutput, Interrupt, RunRequest, State } from './types.js'
 
 export type NodeOutcome =
   | { kind: 'ok'; state: State; writes: Record<string, unknown>; unstreamed: Message[] }
-  | { kind: 'interrupt'; value: unknown }
+  /** `interrupts`: those a subgraph raised (with their ids); a node's own gets an id from its task. */
+  | { kind: 'interrupt'; value: unknown; interrupts?: Interrupt[] }
   | { kind: 'fail'; error: GraphError }
 
 export interface NodeContext {
@@ -66,7 +67,7 @@ export async function* playNode(node: GraphNode, task: TaskView, context: NodeCo
         if (!context.resume) {
           const value = renderValue(step.interrupt.value, state, request.context)
           // An interrupt travels as an exception: the tasks beside it that finish at once report first, as in LangGraph JS.
-          yield { kind: 'wait', ms: 0 }
+          yield { kind: 'wait', ms: 0, last: true }
           return { kind: 'interrupt', value }
         }
         write({ [step.interrupt.resume_key]: context.resume.value })
@@ -129,6 +130,10 @@ async function* reply(
   const history = state.messages ?? []
   const delay = spec.token_delay_ms ?? 0
   yield* emit(modes.replyStart(task, id, history, script))
+  // The model's first chunk comes after turns of the event loop: tasks beside this one start their replies first.
+  yield { kind: 'wait', ms: 0 }
+  yield* emit(modes.replyOpen(task, id))
+  yield { kind: 'wait', ms: 0 }
   const partial = new PartialReply()
   for (const [i, piece] of pieces(script).entries()) {
     if (i > 0 && delay > 0) yield { kind: 'wait', ms: delay }

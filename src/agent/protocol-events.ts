@@ -57,11 +57,13 @@ export function protocolState(state: State): State {
 export class ProtocolEvents {
   /** The ids of each streamed message's tool calls, in the order they streamed (its finish blocks follow it). */
   readonly #callOrder = new Map<string, string[]>()
+  /** Streamed messages whose text block has not started yet. */
+  readonly #textToStart = new Set<string>()
   /** Tasks whose namespace has had an event: only those get lifecycle `started` / their end, as on the real server. */
   readonly #opened = new Set<string>()
 
   /** The task's lifecycle `started`, before the first event in its namespace. */
-  #open(task: TaskView): ProtocolEvent[] {
+  open(task: TaskView): ProtocolEvent[] {
     if (this.#opened.has(task.id)) return []
     this.#opened.add(task.id)
     return [{ method: 'lifecycle', namespace: taskNamespace(task), data: { event: 'started', graph_name: task.name } }]
@@ -77,7 +79,7 @@ export class ProtocolEvents {
 
   /** An event of the `tools` channel, in the namespace of the task whose tool it is. */
   tool(task: TaskView, data: Record<string, unknown>): ProtocolEvent[] {
-    return [...this.#open(task), { method: 'tools', namespace: taskNamespace(task), data }]
+    return [...this.open(task), { method: 'tools', namespace: taskNamespace(task), data }]
   }
 
   custom(payload: unknown): ProtocolEvent[] {
@@ -96,14 +98,15 @@ export class ProtocolEvents {
   }
 
   /** A task ended: its result (the node's writes), or its interrupts, or its error (`{message, name}`). */
-  taskEnd(task: TaskView, outcome: { writes: Record<string, unknown> | null; interrupts: Interrupt[]; error: string | null }): ProtocolEvent[] {
+  taskEnd(task: TaskView, outcome: { writes: Record<string, unknown> | null; interrupts: Interrupt[]; error: string | null }, subgraph = false): ProtocolEvent[] {
     // A task's input and result keep the state's full serialization (values and updates are normalized).
     const result = outcome.writes ?? {}
     // The legacy form of a task's error is its JSON text; the protocol carries it as an object.
     const error = outcome.error === null ? null : JSON.parse(outcome.error) as { message: string; name: string }
-    const ended = error !== null ? 'failed' : outcome.interrupts.length > 0 ? 'interrupted' : 'completed'
-    // A task stopped at an interrupt first asks for input, then reports its (empty) result.
-    const asked = this.interrupted(outcome.interrupts)
+    // A subgraph's task whose subgraph asked for input ends `completed`, as on the real server.
+    const ended = error !== null ? 'failed' : outcome.interrupts.length > 0 && !subgraph ? 'interrupted' : 'completed'
+    // A task stopped at an interrupt first asks for input (unless its subgraph did), then reports its (empty) result.
+    const asked = subgraph ? [] : this.interrupted(outcome.interrupts)
     const done: ProtocolEvent = { method: 'tasks', namespace: [], data: { id: task.id, name: task.name, result, interrupts: outcome.interrupts, error } }
     if (!this.#opened.delete(task.id)) return [...asked, done]
     return [...asked, done, { method: 'lifecycle', namespace: taskNamespace(task), data: { event: ended, graph_name: task.name } }]
@@ -120,12 +123,15 @@ export class ProtocolEvents {
   replyStart(task: TaskView, messageId: string, reply: ScriptedReply): ProtocolEvent[] {
     const ns = taskNamespace(task)
     const runId = chatRunId(messageId)
-    const text = reply.text !== '' || reply.toolCalls.length === 0
-    return [
-      ...this.#open(task),
-      { method: 'messages', namespace: ns, data: { event: 'message-start', id: messageId, run_id: runId } },
-      ...(text ? [{ method: 'messages', namespace: ns, data: { event: 'content-block-start', index: 0, content: { type: 'text', text: '' }, run_id: runId } }] : []),
-    ]
+    // The text block starts with the first chunk (the model's first token comes a turn later).
+    if (reply.text !== '' || reply.toolCalls.length === 0) this.#textToStart.add(messageId)
+    return [...this.open(task), { method: 'messages', namespace: ns, data: { event: 'message-start', id: messageId, run_id: runId } }]
+  }
+
+  /** The text block's start, the first time the message's text (or its end) comes, if it has not started yet. */
+  textStart(task: TaskView, messageId: string): ProtocolEvent[] {
+    if (!this.#textToStart.delete(messageId)) return []
+    return [{ method: 'messages', namespace: taskNamespace(task), data: { event: 'content-block-start', index: 0, content: { type: 'text', text: '' }, run_id: chatRunId(messageId) } }]
   }
 
   replyChunk(task: TaskView, messageId: string, piece: Piece): ProtocolEvent[] {
@@ -133,7 +139,7 @@ export class ProtocolEvents {
     const runId = chatRunId(messageId)
     const event = (data: Record<string, unknown>): ProtocolEvent[] => [{ method: 'messages', namespace: ns, data: { ...data, run_id: runId } }]
     switch (piece.kind) {
-      case 'text': return event({ event: 'content-block-delta', index: 0, delta: { type: 'text-delta', text: piece.text } })
+      case 'text': return [...this.textStart(task, messageId), ...event({ event: 'content-block-delta', index: 0, delta: { type: 'text-delta', text: piece.text } })]
       case 'call':
         this.#callOrder.set(messageId, [...(this.#callOrder.get(messageId) ?? []), piece.id])
         return event({ event: 'content-block-start', index: piece.index, content: { type: 'tool_call_chunk', id: piece.id, name: piece.name, args: '', index: piece.index } })
@@ -142,7 +148,17 @@ export class ProtocolEvents {
     }
   }
 
+  /** A finished AI message a node returned (not streamed): its start, its text as one delta, its finish. */
+  wholeMessage(task: TaskView, message: Message): ProtocolEvent[] {
+    const text = typeof message.content === 'string' ? message.content : ''
+    const calls = Array.isArray(message.tool_calls) ? message.tool_calls : []
+    const start = this.replyStart(task, message.id as string, { text, toolCalls: calls as ScriptedReply['toolCalls'] })
+    const delta = text === '' ? [] : this.replyChunk(task, message.id as string, { kind: 'text', text })
+    return [...start, ...delta, ...this.replyEnd(task, message)]
+  }
+
   replyEnd(task: TaskView, message: Message): ProtocolEvent[] {
+    const started = this.textStart(task, message.id as string)
     const ns = taskNamespace(task)
     const runId = chatRunId(message.id as string)
     const text = typeof message.content === 'string' ? message.content : ''
@@ -160,6 +176,7 @@ export class ProtocolEvents {
     ]
     const usage = isObject(message.usage_metadata) ? { usage: message.usage_metadata } : {}
     return [
+      ...started,
       ...blocks.map((content, index) => ({ method: 'messages', namespace: ns, data: { event: 'content-block-finish', index, content, run_id: runId } })),
       { method: 'messages', namespace: ns, data: { event: 'message-finish', reason: 'stop', ...usage, run_id: runId } },
     ]

@@ -307,6 +307,7 @@ export class RunExecutor {
         streamModes: run.kwargs.stream_mode,
         protocol: !run.kwargs.temporary,
         subgraphs: run.kwargs.subgraphs,
+        subgraphStart: (ns) => threads.latestCheckpoint(thread, ns) ?? null,
         ids,
         clock,
         signal,

@@ -54,9 +54,12 @@ export class StreamModes {
   #chatRun: string | undefined
   /** The session protocol's events, when the run asked for them. */
   readonly #protocolEvents: ProtocolEvents | null
+  /** A subgraph's namespace (`<node>:<task id>` per level); empty for the root graph. */
+  readonly #ns: string[]
 
-  constructor(request: RunRequest) {
+  constructor(request: RunRequest, ns: string[] = []) {
     this.#request = request
+    this.#ns = ns
     this.#modes = new Set(request.streamModes)
     this.#meta = runMetadata(request)
     this.#tags = Array.isArray(request.config.tags) ? request.config.tags : []
@@ -74,7 +77,7 @@ export class StreamModes {
 
   /** Metadata of what a task does (`messages-tuple`, `tasks`, `events`). */
   taskMetadata(task: TaskView): Record<string, unknown> {
-    const ns = `${task.name}:${task.id}`
+    const ns = [...this.#ns, `${task.name}:${task.id}`].join('|')
     return {
       tags: this.#tags,
       ...this.#meta,
@@ -147,12 +150,23 @@ export class StreamModes {
     ]
   }
 
+  /**
+   * With `stream_subgraphs`, the JS server also sends each loop checkpoint of a `values` stream as a
+   * compact `checkpoints` event (`{id, parent_id, step, source}`) right before its values.
+   */
+  checkpointBrief(record: CheckpointRecord): Emit[] {
+    if (!this.#request.subgraphs || !this.has('values') || this.has('checkpoints') || record.metadata.source === 'input') return []
+    const { checkpoint_id: id, parent_checkpoint_id: parent_id } = record
+    return [{ event: 'checkpoints', data: { id, parent_id, step: record.metadata.step, source: record.metadata.source } }]
+  }
+
   #checkpointPayload(record: CheckpointRecord) {
     const { thread_id } = this.#request.ids
     const configurable = isObject(this.#request.config.configurable) ? this.#request.config.configurable : {}
-    const ref = (id: string) => ({ thread_id, checkpoint_id: id, checkpoint_ns: '', checkpoint_map: null })
+    const ns = this.#ns.join('|')
+    const ref = (id: string) => ({ thread_id, checkpoint_id: id, checkpoint_ns: ns, checkpoint_map: null })
     const config = (id: string) => ({
-      configurable: { checkpoint_ns: '', thread_id, checkpoint_id: id, ...omit(configurable, CHECKPOINT_KEYS) },
+      configurable: { checkpoint_ns: ns, thread_id, checkpoint_id: id, ...omit(configurable, CHECKPOINT_KEYS) },
       metadata: isObject(this.#request.config.metadata) ? this.#request.config.metadata : {},
       recursion_limit: typeof this.#request.config.recursion_limit === 'number' ? this.#request.config.recursion_limit : 25,
       tags: this.#tags,
@@ -216,9 +230,17 @@ export class StreamModes {
     ]
   }
 
-  /** The protocol's end of a task (its result, then its namespace's lifecycle), which comes after the node's update. */
-  taskDone(task: TaskView, outcome: { writes: Record<string, unknown> | null; interrupts: Interrupt[]; error: string | null }): Emit[] {
-    return this.#protocol((p) => p.taskEnd(task, outcome))
+  /**
+   * The protocol's end of a task (its result, then its namespace's lifecycle), which comes after
+   * the node's update. A task that runs a subgraph does not ask for input itself: its subgraph did.
+   */
+  taskDone(task: TaskView, outcome: { writes: Record<string, unknown> | null; interrupts: Interrupt[]; error: string | null }, subgraph = false): Emit[] {
+    return this.#protocol((p) => p.taskEnd(task, outcome, subgraph))
+  }
+
+  /** The protocol's `started` of a task's namespace, before its subgraph's first event there (once). */
+  opened(task: TaskView): Emit[] {
+    return this.#protocol((p) => p.open(task))
   }
 
   /** `updates`: what one node returned (null when it wrote nothing). */
@@ -244,6 +266,11 @@ export class StreamModes {
       out.push(this.#chatEvent(task, 'on_chat_model_start', { input: { messages: [history] } }))
     }
     return out
+  }
+
+  /** The protocol's text block of a reply opens (a turn before its first chunk, as on the real server). */
+  replyOpen(task: TaskView, messageId: string): Emit[] {
+    return this.#protocol((p) => p.textStart(task, messageId))
   }
 
   /** One streamed piece of a reply (a word, a tool call, a piece of its arguments, the last chunk); `partial` holds all so far. */
@@ -312,10 +339,15 @@ export class StreamModes {
     ]
   }
 
-  /** Whole messages a node wrote without streaming them (`messages-tuple`, as Python servers do). */
-  written(task: TaskView, messages: Message[]): Emit[] {
-    if (!this.has('messages-tuple')) return []
-    return messages.map((m) => ({ event: 'messages', data: [m, this.taskMetadata(task)] }))
+  /**
+   * Whole messages a node wrote without streaming them: `messages-tuple` sends each (as the real
+   * servers do); the session protocol sends a finished AI message as one whole content block —
+   * except for a node that ran a subgraph (`own: false`), whose messages came from its subgraph.
+   */
+  written(task: TaskView, messages: Message[], own = true): Emit[] {
+    const protocol = own ? messages.filter((m) => m.type === 'ai').flatMap((m) => this.#protocol((p) => p.wholeMessage(task, m))) : []
+    if (!this.has('messages-tuple')) return protocol
+    return [...protocol, ...messages.map((m) => ({ event: 'messages', data: [m, this.taskMetadata(task)] }))]
   }
 }
 

@@ -2,18 +2,24 @@
 // a task does not wait on the clock itself, it yields `{kind: 'wait', ms}`; the scheduler keeps a
 // time for each task (the superstep's start plus the waits it asked for), always resumes the task
 // whose time comes first (ties: the one that has waited longest, in turn — at first the earlier
-// task), and waits on the clock only until that time. A wait of 0 lets the others go first.
+// task), and itself yields a wait only until that time. A wait of 0 lets the others due then go
+// first; a `last` one lets them finish all they do at that time.
+// Waits go up to whoever runs the run (graph-run.ts `runGraph`), which alone waits on the clock,
+// so the tasks of a subgraph interleave with those beside the node that runs it.
 // Two branches that stream a word every 10 ms therefore alternate a, b, a, b… on every run, on a
 // manual clock as on the system one, however long the machine takes between words.
 
-import type { Clock } from '../clock.js'
 import type { EngineOutput } from './types.js'
 
-/** A task asks to go on after `ms` of the run's clock. */
+/** A task asks to go on after `ms` of the run's clock (`last`: only once every other task due then has gone as far as it can). */
 export interface Wait {
   kind: 'wait'
   ms: number
+  last?: true
 }
+
+/** Turns of `last` waits come after every ordinary turn at the same time. */
+const LAST = 2 ** 40
 
 /** What a task yields: engine outputs, and waits. */
 export type TaskOutput = EngineOutput | Wait
@@ -35,23 +41,24 @@ interface Running<R> {
 }
 
 /**
- * Runs `tasks` together: yields their outputs in clock order and a `finished` marker as each one
- * returns. Closing the generator early (the caller stops at a failure) closes every task still running.
+ * Runs `tasks` together: yields their outputs in clock order, the waits between them, and a
+ * `finished` marker as each one returns. Closing the generator early (the caller stops at a
+ * failure) closes every task still running.
  */
-export async function* interleave<R>(
-  tasks: AsyncGenerator<TaskOutput, R>[],
-  clock: Clock,
-  signal: AbortSignal,
-): AsyncGenerator<EngineOutput | Finished<R>, void> {
-  const start = clock.now()
-  const running: Running<R>[] = tasks.map((steps, i) => ({ steps, at: start, turn: i, done: false }))
+export async function* interleave<R>(tasks: AsyncGenerator<TaskOutput, R>[]): AsyncGenerator<TaskOutput | Finished<R>, void> {
+  /** The time the tasks have reached, from their start. */
+  let now = 0
+  const running: Running<R>[] = tasks.map((steps, i) => ({ steps, at: 0, turn: i, done: false }))
   let turns = running.length
   const before = (a: Running<R>, b: Running<R>) => a.at < b.at || (a.at === b.at && a.turn < b.turn)
   try {
     for (;;) {
       const next = running.reduce<Running<R> | undefined>((first, task) => (task.done || (first && before(first, task)) ? first : task), undefined)
       if (next === undefined) return
-      if (next.at > clock.now()) await clock.until(next.at, signal)
+      if (next.at > now) {
+        yield { kind: 'wait', ms: next.at - now }
+        now = next.at
+      }
       // The task runs until it asks to wait or returns.
       for (;;) {
         const step = await next.steps.next()
@@ -62,7 +69,7 @@ export async function* interleave<R>(
         }
         if (step.value.kind === 'wait') {
           next.at += step.value.ms
-          next.turn = turns++
+          next.turn = (step.value.last ? LAST : 0) + turns++
           break
         }
         yield step.value

@@ -121,6 +121,11 @@ export interface RunRequest {
   protocol: boolean
   subgraphs: boolean
   ids: { run_id: string; thread_id: string; assistant_id: string; graph_id: string }
+  /**
+   * The latest checkpoint of a subgraph's namespace on the thread (`<node>:<task id>`), so that a
+   * resumed node resumes its subgraph where it stopped; absent for a run without a thread.
+   */
+  subgraphStart?: (ns: string) => StartCheckpoint | null
   /** Delays are waited on this clock (`clock.until`), so tests drive them with a manual clock. */
   clock: Clock
   /** Aborted when the run is cancelled; the engine stops at once (between any two outputs). */
