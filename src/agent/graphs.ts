@@ -28,6 +28,8 @@ const ToolCallSpec = Type.Object({
 const Reply = Type.Object({
   /** The reply, with templates; `{{last_human}}` makes an echo. May be empty when it calls tools. */
   text: Type.Optional(Type.String({ default: '' })),
+  /** The model's reasoning (with templates), streamed before the text as a `reasoning` content block. */
+  reasoning: Type.Optional(Type.String()),
   /** Tools the AI message calls (streamed after the text, as a provider streams them). */
   tool_calls: Type.Optional(Type.Array(ToolCallSpec, { default: [] })),
   /** The message's `usage_metadata` and `response_metadata`, as a provider reports them (sent on a last empty chunk). */
@@ -458,6 +460,7 @@ function checkGraph(graph: Graph, fail: (loc: Loc, msg: string) => never, entry:
           fail([...loc, 'reply'], `a reply needs the state key 'messages' with the reducer 'messages'`)
         }
         templates(step.reply!.text, [...loc, 'reply', 'text'])
+        templates(step.reply!.reasoning, [...loc, 'reply', 'reasoning'])
         templates(step.reply!.tool_calls, [...loc, 'reply', 'tool_calls'])
         step.reply!.tool_calls?.forEach((call, c) => {
           if (call.args !== undefined && call.args_text !== undefined) fail([...loc, 'reply', 'tool_calls', c], 'give args or args_text, not both')

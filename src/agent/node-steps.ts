@@ -104,6 +104,7 @@ function scripted(spec: NonNullable<Step['reply']>, messageId: string, state: St
   }))
   return {
     text: renderText(spec.text ?? '', state, request.context),
+    ...(spec.reasoning === undefined ? {} : { reasoning: renderText(spec.reasoning, state, request.context) }),
     toolCalls,
     ...(spec.usage_metadata ? { usage: spec.usage_metadata } : {}),
     ...(spec.response_metadata ? { responseMetadata: spec.response_metadata } : {}),

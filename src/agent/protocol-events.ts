@@ -2,8 +2,8 @@
 // (test/fixtures/agent-protocol/ holds its recorded wire). Like stream-modes.ts, this only shapes
 // payloads from what the engine says happened; the thread's log numbers and stamps them.
 
-import type { Message } from './messages.js'
-import type { Piece, ScriptedReply } from './reply-chunks.js'
+import { textOf, type Message } from './messages.js'
+import { hasReasoning, type Piece, type ScriptedReply } from './reply-chunks.js'
 import type { TaskView } from './stream-modes.js'
 import type { CheckpointRecord, Interrupt, ProtocolEvent, State } from './types.js'
 
@@ -26,15 +26,13 @@ export function protocolMessage(message: Message): Message {
   if (message.type === 'ai') {
     const calls = Array.isArray(message.tool_calls) ? (message.tool_calls as { id: unknown; name: unknown; args: unknown }[]) : []
     const text = typeof message.content === 'string' ? (message.content === '' ? [] : [{ type: 'text', text: message.content }]) : message.content as unknown[]
-    // Content blocks: the text, then one `tool_call` block per call, as the protocol's messages carry them.
+    // Content blocks: the text (or the message's own blocks: reasoning, text), then one `tool_call` block per call, as the protocol's messages carry them.
     const invalid = Array.isArray(message.invalid_tool_calls) ? (message.invalid_tool_calls as { id: unknown; name: unknown; args: unknown }[]) : []
-    out.content = typeof message.content === 'string'
-      ? [
-          ...text,
-          ...calls.map((c) => ({ type: 'tool_call', id: c.id, name: c.name, args: c.args })),
-          ...invalid.map((c) => ({ type: 'invalid_tool_call', id: c.id, name: c.name, args: c.args, error: 'Failed to parse tool call arguments as JSON' })),
-        ]
-      : message.content
+    out.content = [
+      ...text,
+      ...calls.map((c) => ({ type: 'tool_call', id: c.id, name: c.name, args: c.args })),
+      ...invalid.map((c) => ({ type: 'invalid_tool_call', id: c.id, name: c.name, args: c.args, error: 'Failed to parse tool call arguments as JSON' })),
+    ]
     if (isObject(message.response_metadata) && Object.keys(message.response_metadata).length > 0) out.response_metadata = message.response_metadata
     if (calls.length > 0) out.tool_calls = calls.map((c) => ({ id: c.id, name: c.name, args: c.args, type: 'tool_call' }))
   }
@@ -57,8 +55,8 @@ export function protocolState(state: State): State {
 export class ProtocolEvents {
   /** The ids of each streamed message's tool calls, in the order they streamed (its finish blocks follow it). */
   readonly #callOrder = new Map<string, string[]>()
-  /** Streamed messages whose text block has not started yet. */
-  readonly #textToStart = new Set<string>()
+  /** Blocks of streamed messages not started yet (`<message id>:text|reasoning` → block index). */
+  readonly #toStart = new Map<string, number>()
   /** Tasks whose namespace has had an event: only those get lifecycle `started` / their end, as on the real server. */
   readonly #opened = new Set<string>()
 
@@ -118,20 +116,32 @@ export class ProtocolEvents {
   }
 
   // --- a streamed reply: message-start, content blocks (start, deltas, finish), message-finish ---
-  // The text is block 0 when there is text; each tool call is the block its chunk's index names.
+  // The reasoning is block 0 when there is reasoning, then the text when there is text; each tool
+  // call is the block its chunk's index names.
 
   replyStart(task: TaskView, messageId: string, reply: ScriptedReply): ProtocolEvent[] {
     const ns = taskNamespace(task)
     const runId = chatRunId(messageId)
-    // The text block starts with the first chunk (the model's first token comes a turn later).
-    if (reply.text !== '' || reply.toolCalls.length === 0) this.#textToStart.add(messageId)
+    // Each block starts with its first chunk (the model's first token comes a turn later).
+    const reasoned = hasReasoning(reply)
+    if (reasoned) this.#toStart.set(`${messageId}:reasoning`, 0)
+    if (reply.text !== '' || reply.toolCalls.length === 0) this.#toStart.set(`${messageId}:text`, reasoned ? 1 : 0)
     return [...this.open(task), { method: 'messages', namespace: ns, data: { event: 'message-start', id: messageId, run_id: runId } }]
   }
 
-  /** The text block's start, the first time the message's text (or its end) comes, if it has not started yet. */
-  textStart(task: TaskView, messageId: string): ProtocolEvent[] {
-    if (!this.#textToStart.delete(messageId)) return []
-    return [{ method: 'messages', namespace: taskNamespace(task), data: { event: 'content-block-start', index: 0, content: { type: 'text', text: '' }, run_id: chatRunId(messageId) } }]
+  /** A block's start (`text` or `reasoning`), the first time it streams (or the message ends), if it has not started yet. */
+  #blockStart(task: TaskView, messageId: string, kind: 'text' | 'reasoning'): ProtocolEvent[] {
+    const index = this.#toStart.get(`${messageId}:${kind}`)
+    if (index === undefined) return []
+    this.#toStart.delete(`${messageId}:${kind}`)
+    const content = kind === 'text' ? { type: 'text', text: '' } : { type: 'reasoning', reasoning: '' }
+    return [{ method: 'messages', namespace: taskNamespace(task), data: { event: 'content-block-start', index, content, run_id: chatRunId(messageId) } }]
+  }
+
+  /** The first block of a streamed reply opens (its reasoning, else its text). */
+  firstBlockStart(task: TaskView, messageId: string): ProtocolEvent[] {
+    const reasoning = this.#blockStart(task, messageId, 'reasoning')
+    return reasoning.length > 0 ? reasoning : this.#blockStart(task, messageId, 'text')
   }
 
   replyChunk(task: TaskView, messageId: string, piece: Piece): ProtocolEvent[] {
@@ -139,7 +149,8 @@ export class ProtocolEvents {
     const runId = chatRunId(messageId)
     const event = (data: Record<string, unknown>): ProtocolEvent[] => [{ method: 'messages', namespace: ns, data: { ...data, run_id: runId } }]
     switch (piece.kind) {
-      case 'text': return [...this.textStart(task, messageId), ...event({ event: 'content-block-delta', index: 0, delta: { type: 'text-delta', text: piece.text } })]
+      case 'reasoning': return [...this.#blockStart(task, messageId, 'reasoning'), ...event({ event: 'content-block-delta', index: 0, delta: { type: 'reasoning-delta', reasoning: piece.text } })]
+      case 'text': return [...this.#blockStart(task, messageId, 'text'), ...event({ event: 'content-block-delta', index: piece.block ?? 0, delta: { type: 'text-delta', text: piece.text } })]
       case 'call':
         this.#callOrder.set(messageId, [...(this.#callOrder.get(messageId) ?? []), piece.id])
         return event({ event: 'content-block-start', index: piece.index, content: { type: 'tool_call_chunk', id: piece.id, name: piece.name, args: '', index: piece.index } })
@@ -158,10 +169,11 @@ export class ProtocolEvents {
   }
 
   replyEnd(task: TaskView, message: Message): ProtocolEvent[] {
-    const started = this.textStart(task, message.id as string)
+    const started = [...this.#blockStart(task, message.id as string, 'reasoning'), ...this.#blockStart(task, message.id as string, 'text')]
     const ns = taskNamespace(task)
     const runId = chatRunId(message.id as string)
-    const text = typeof message.content === 'string' ? message.content : ''
+    const text = textOf(message)
+    const reasoning = Array.isArray(message.content) ? (message.content as { type?: string; reasoning?: string }[]).find((b) => b?.type === 'reasoning') : undefined
     const calls = (message.tool_calls ?? []) as { id: string; name: string; args: unknown }[]
     const invalid = (message.invalid_tool_calls ?? []) as { id: string; name: string; args: unknown }[]
     // The calls in the order they streamed (valid and invalid ones by their ids' place among the blocks).
@@ -171,6 +183,7 @@ export class ProtocolEvents {
     ])
     const order = this.#callOrder.get(message.id as string) ?? [...byId.keys()]
     const blocks: unknown[] = [
+      ...(reasoning ? [{ type: 'reasoning', reasoning: reasoning.reasoning }] : []),
       ...(text !== '' || byId.size === 0 ? [{ type: 'text', text }] : []),
       ...order.map((id) => byId.get(id)).filter((b) => b !== undefined),
     ]

@@ -1,4 +1,5 @@
-// How a scripted AI reply streams, as a LangChain chat model streams one: its text word by word,
+// How a scripted AI reply streams, as a LangChain chat model streams one: its reasoning (when the
+// script gives one) word by word as `reasoning` content blocks, its text word by word,
 // then each tool call (a chunk naming it, then its JSON arguments in pieces of ten characters),
 // then, when the script gives usage or response metadata, a last empty chunk carrying them
 // (the shapes observed on the real server: test/fixtures/tool-calls/README.md). From the pieces,
@@ -23,13 +24,17 @@ export interface ScriptedCall {
 
 export interface ScriptedReply {
   text: string
+  /** The model's reasoning, streamed before the text as a `reasoning` content block (the message's content is then a list of blocks). */
+  reasoning?: string
   toolCalls: ScriptedCall[]
   usage?: Record<string, unknown>
   responseMetadata?: Record<string, unknown>
 }
 
 export type Piece =
-  | { kind: 'text'; text: string }
+  /** `block`: the text's content block, when the content is a list of blocks (a reply with reasoning). */
+  | { kind: 'text'; text: string; block?: number }
+  | { kind: 'reasoning'; text: string }
   | { kind: 'call'; index: number; name: string; id: string }
   | { kind: 'args'; index: number; args: string }
   | { kind: 'end'; usage?: Record<string, unknown>; responseMetadata?: Record<string, unknown> }
@@ -43,9 +48,12 @@ export const wordChunks = (text: string): string[] => (text === '' ? [''] : (tex
 /** The pieces a reply streams as, in order. A reply with no text and no tool calls streams one empty text chunk. */
 export function pieces(reply: ScriptedReply): Piece[] {
   const out: Piece[] = []
-  if (reply.text !== '' || reply.toolCalls.length === 0) out.push(...wordChunks(reply.text).map((text) => ({ kind: 'text' as const, text })))
-  // As a provider numbers them: the text is block 0, so the calls come after it.
-  const first = reply.text === '' ? 0 : 1
+  const reasoned = hasReasoning(reply)
+  if (reasoned) out.push(...wordChunks(reply.reasoning!).map((text) => ({ kind: 'reasoning' as const, text })))
+  const block = reasoned ? { block: 1 } : {}
+  if (reply.text !== '' || reply.toolCalls.length === 0) out.push(...wordChunks(reply.text).map((text) => ({ kind: 'text' as const, text, ...block })))
+  // As a provider numbers them: the reasoning is block 0, then the text, so the calls come after them.
+  const first = (reasoned ? 1 : 0) + (reply.text === '' ? 0 : 1)
   reply.toolCalls.forEach((call, i) => {
     const index = first + i
     out.push({ kind: 'call', index, name: call.name, id: call.id })
@@ -54,6 +62,16 @@ export function pieces(reply: ScriptedReply): Piece[] {
   })
   if (reply.usage !== undefined || reply.responseMetadata !== undefined) out.push({ kind: 'end', usage: reply.usage, responseMetadata: reply.responseMetadata })
   return out
+}
+
+export const hasReasoning = (reply: Pick<ScriptedReply, 'reasoning'>) => reply.reasoning !== undefined && reply.reasoning !== ''
+
+/** A reply's content as a list of blocks (one with reasoning): the reasoning, then the text. */
+function blocks(reasoning: string, text: string, withIndex: boolean): unknown[] {
+  return [
+    { type: 'reasoning', reasoning, ...(withIndex ? { index: 0 } : {}) },
+    ...(text === '' ? [] : [{ type: 'text', text, ...(withIndex ? { index: 1 } : {}) }]),
+  ]
 }
 
 const parsedObject = (text: string): Record<string, unknown> | undefined => {
@@ -67,6 +85,8 @@ const parsedObject = (text: string): Record<string, unknown> | undefined => {
 
 /** One `messages-tuple` chunk. Each chunk's tool-call pieces are read alone, as LangChain reads them. */
 export function chunkOf(id: string, piece: Piece): Message {
+  if (piece.kind === 'reasoning') return { ...aiChunk(id, ''), content: [{ type: 'reasoning', reasoning: piece.text, index: 0 }] }
+  if (piece.kind === 'text' && piece.block !== undefined) return { ...aiChunk(id, ''), content: [{ type: 'text', text: piece.text, index: piece.block }] }
   if (piece.kind === 'text') return aiChunk(id, piece.text)
   if (piece.kind === 'end') {
     return { ...aiChunk(id, ''), response_metadata: piece.responseMetadata ?? {}, usage_metadata: piece.usage ?? null }
@@ -119,11 +139,13 @@ export function partialJson(text: string): unknown {
 /** The legacy `messages/partial` message: everything streamed so far, merged as LangChain merges chunks. */
 export class PartialReply {
   #text = ''
+  #reasoning: string | undefined
   readonly #calls = new Map<number, { name: string; id: string; args: string }>()
   #end: Extract<Piece, { kind: 'end' }> | undefined
 
   add(piece: Piece): void {
     if (piece.kind === 'text') this.#text += piece.text
+    else if (piece.kind === 'reasoning') this.#reasoning = (this.#reasoning ?? '') + piece.text
     else if (piece.kind === 'call') this.#calls.set(piece.index, { name: piece.name, id: piece.id, args: '' })
     else if (piece.kind === 'args') this.#calls.get(piece.index)!.args += piece.args
     else this.#end = piece
@@ -133,6 +155,7 @@ export class PartialReply {
     const calls = [...this.#calls.entries()].sort(([a], [b]) => a - b)
     return {
       ...aiChunk(id, this.#text),
+      ...(this.#reasoning === undefined ? {} : { content: blocks(this.#reasoning, this.#text, true) }),
       response_metadata: this.#end?.responseMetadata ?? {},
       usage_metadata: this.#end?.usage ?? null,
       tool_call_chunks: calls.map(([index, c]) => ({ type: 'tool_call_chunk', name: c.name, id: c.id, args: c.args, index })),
@@ -149,6 +172,7 @@ export function replyMessage(id: string, reply: ScriptedReply): Message {
   const calls = reply.toolCalls.map((call) => ({ call, args: parsedObject(call.argsText) }))
   return {
     ...aiMessage(id, reply.text),
+    ...(hasReasoning(reply) ? { content: blocks(reply.reasoning!, reply.text, false) } : {}),
     response_metadata: reply.responseMetadata ?? {},
     tool_calls: calls.filter((c) => c.args).map(({ call, args }) => ({ name: call.name, args, id: call.id, type: 'tool_call' })),
     invalid_tool_calls: calls.filter((c) => !c.args).map(({ call }) => ({ name: call.name, args: call.argsText, id: call.id, error: 'Malformed args.', type: 'invalid_tool_call' })),

@@ -270,7 +270,7 @@ export class StreamModes {
 
   /** The protocol's text block of a reply opens (a turn before its first chunk, as on the real server). */
   replyOpen(task: TaskView, messageId: string): Emit[] {
-    return this.#protocol((p) => p.textStart(task, messageId))
+    return this.#protocol((p) => p.firstBlockStart(task, messageId))
   }
 
   /** One streamed piece of a reply (a word, a tool call, a piece of its arguments, the last chunk); `partial` holds all so far. */
