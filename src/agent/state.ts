@@ -15,6 +15,9 @@ export interface Channels {
   open: boolean
 }
 
+/** The state key UI messages go to: the first with the `ui` reducer (`ui` by convention). */
+export const uiKeyOf = (graph: { state: Channels['reducers'] }): string | undefined => Object.entries(graph.state).find(([, reducer]) => reducer === 'ui')?.[0]
+
 export const defaultReducer = (key: string): Reducer => (key === 'messages' ? 'messages' : 'replace')
 
 /** Channels for a thread that has no graph: `messages` merged by id, every other key replaced. */

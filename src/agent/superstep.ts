@@ -5,11 +5,10 @@
 
 import { interruptId, settleTask } from './checkpoints.js'
 import { GraphError } from './graph-error.js'
-import { uiKeyOf } from './graphs.js'
 import { stopsAt } from './commands.js'
 import { emit, playNode, type NodeOutcome } from './node-steps.js'
 import type { Plan, Planned, RunState, StepEnd, Target } from './run-state.js'
-import { applyWrites } from './state.js'
+import { applyWrites, uiKeyOf } from './state.js'
 import type { TaskView } from './stream-modes.js'
 import { runSubgraph } from './subgraph-run.js'
 import { interleave, type TaskOutput } from './task-scheduler.js'
