@@ -4,70 +4,23 @@
 // hangar, as a frontend developer runs it. hangar runs on a manual clock: the slow graph's steps
 // move only when the test moves time. Page waits are bounded and fail loudly.
 
-import { existsSync } from 'node:fs'
-import { createServer } from 'node:http'
 import t, { type Test } from 'tap'
-import { chromium, type Browser, type Page } from 'playwright-core'
-import { API_KEY, runClockUntil, serveApp, until } from './helpers.js'
+import type { Page } from 'playwright-core'
+import { runClockUntil, serveApp, until } from './helpers.js'
+import { noPageErrors, skipWithoutChromium, startBrowserApp, type BrowserApp } from './browser-page.js'
 
-const CHROMIUM = '/usr/bin/chromium'
-const WAIT_MS = 15_000
-
-const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed (Debian: apt-get install -y chromium); the useStream browser test needs it`
+const skip = skipWithoutChromium('the useStream browser test')
 if (skip) console.log(`# useStream browser test skipped: ${skip}`)
 
-let browser: Browser
-let pageOrigin: string
+let app: BrowserApp
 t.before(async () => {
-  if (skip) return
-  const { build } = await import('esbuild')
-  const bundle = await build({
-    entryPoints: [new URL('./browser/chat-app.tsx', import.meta.url).pathname],
-    bundle: true,
-    write: false,
-    format: 'esm',
-    platform: 'browser',
-    jsx: 'automatic',
-    define: { 'process.env.NODE_ENV': '"production"' },
-    logLevel: 'silent',
-  })
-  const script = bundle.outputFiles[0].text
-  const html = '<!doctype html><html><head><meta charset="utf-8"><title>chat</title></head><body><div id="root"></div><script type="module" src="/app.js"></script></body></html>'
-  // The page's own origin: another port than hangar's, so every call to hangar is cross-origin.
-  const server = createServer((req, res) => {
-    if (req.url?.startsWith('/app.js')) res.writeHead(200, { 'content-type': 'text/javascript' }).end(script)
-    else res.writeHead(200, { 'content-type': 'text/html' }).end(html)
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  pageOrigin = `http://localhost:${(server.address() as { port: number }).port}`
-  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())))
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] })
+  if (!skip) app = await startBrowserApp('chat-app.tsx')
 })
-t.teardown(async () => browser?.close())
+t.teardown(async () => app?.close())
 
-/** The chat page, open; uncaught errors on it are collected in `pageErrors` (each test checks it is empty). */
-const pageErrors = new WeakMap<Page, string[]>()
+/** The chat page, open (test/browser/chat-app.tsx); its uncaught errors are collected (each test checks there is none). */
+const openChat = (t: Test, base: string, params: Record<string, string>) => app.open(t, base, params, "typeof window.chat === 'object'")
 
-async function openChat(t: Test, base: string, params: Record<string, string>): Promise<Page> {
-  const context = await browser.newContext()
-  t.teardown(() => context.close())
-  const page = await context.newPage()
-  page.setDefaultTimeout(WAIT_MS)
-  const errors: string[] = []
-  page.on('pageerror', (error) => errors.push(error.message))
-  if (process.env.DEBUG_PAGE) {
-    page.on('console', (m) => console.log('# console', m.text()))
-    page.on('request', (r) => console.log('# >>', r.method(), r.url(), r.postData()?.slice(0, 200)))
-    page.on('response', (r) => console.log('# <<', r.status(), r.url()))
-    page.on('websocket', (ws) => { console.log('# ws', ws.url()); ws.on('framesent', (f) => console.log('# ws>', String(f.payload).slice(0, 200))); ws.on('framereceived', (f) => console.log('# ws<', String(f.payload).slice(0, 200))); ws.on('close', () => console.log('# ws closed')); ws.on('socketerror', (e) => console.log('# ws error', e)) })
-  }
-  pageErrors.set(page, errors)
-  await page.goto(`${pageOrigin}/?${new URLSearchParams({ api: base, key: API_KEY, ...params })}`)
-  await page.waitForFunction(() => typeof window.chat === 'object')
-  return page
-}
-
-const noPageErrors = (t: Test, page: Page) => t.same(pageErrors.get(page), [], 'no uncaught error on the page')
 const messages = (page: Page) => page.locator('#messages li').allTextContents()
 const waitMessages = (page: Page, count: number) => page.waitForFunction((n) => document.querySelectorAll('#messages li').length === n, count)
 /** Waits until the page's isLoading is `value`. */
