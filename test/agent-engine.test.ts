@@ -670,7 +670,7 @@ t.test('an invalid graph fixture stops loading with one line naming the file and
   const node = { name: 'n', steps: [] }
   fixtureError(t, '{"graph_id": ', '(top level): Unexpected end of JSON input')
   fixtureError(t, { nodes: [node] }, 'graph_id: Field required')
-  fixtureError(t, { graph_id: 'g', state: { a: 'merge' }, nodes: [node] }, "state.a: Input should be 'messages', 'append', 'replace' or 'ui'")
+  fixtureError(t, { graph_id: 'g', state: { a: 'mix' }, nodes: [node] }, "state.a: Input should be 'messages', 'append', 'replace', 'ui' or 'merge'")
   fixtureError(t, { graph_id: 'g', nodes: [{ name: 'n', delay_ms: -1 }] }, 'nodes[0].delay_ms: Input should be greater than or equal to 0')
   fixtureError(t, { graph_id: 'g', nodes: [{ name: 'n', delay: 5 }] }, 'nodes[0].delay: Extra inputs are not permitted')
   fixtureError(t, { graph_id: 'g', nodes: [] }, 'nodes: a graph needs at least one node')
@@ -688,7 +688,7 @@ t.test('an invalid graph fixture stops loading with one line naming the file and
     'nodes[0].steps[1].interrupt: a node holds at most one interrupt (put the next one in its own node)')
   fixtureError(t, { graph_id: 'g', nodes: [{ name: 'n', steps: [{ interrupt: { value: 1 } }] }] }, 'nodes[0].steps[0].interrupt.resume_key: Field required')
   fixtureError(t, { graph_id: 'g', nodes: [{ name: 'n', steps: [{ fail: { message: 'x', when: {} } }] }] },
-    'nodes[0].steps[0].fail.when: name a condition: configurable, human_contains, human_matches, state, state_truthy, tool_calls, tool_result_contains, visits_at_least, last_message, all, not')
+    'nodes[0].steps[0].fail.when: name a condition: configurable, human_contains, human_matches, state, state_truthy, tool_calls, tool_result_contains, visits_at_least, last_message, calls_tool, all, not')
 })
 
 t.test('two files defining one graph_id are refused', async (t) => {

@@ -128,7 +128,7 @@ t.test('bad routes, step conditions and tool steps stop loading with one line na
   }
   bad({ nodes: [{ name: 'a', next: 'b' }] }, "nodes[0].next: 'b' is not a node (nodes: a; or __end__)")
   bad({ nodes: [{ name: 'a', next: [{ to: 'nowhere' }] }] }, "nodes[0].next[0].to: 'nowhere' is not a node (nodes: a; or __end__)")
-  bad({ nodes: [{ name: 'a', next: [{ when: {}, to: 'a' }] }] }, 'nodes[0].next[0].when: name a condition: configurable, human_contains, human_matches, state, state_truthy, tool_calls, tool_result_contains, visits_at_least, last_message, all, not')
+  bad({ nodes: [{ name: 'a', next: [{ when: {}, to: 'a' }] }] }, 'nodes[0].next[0].when: name a condition: configurable, human_contains, human_matches, state, state_truthy, tool_calls, tool_result_contains, visits_at_least, last_message, calls_tool, all, not')
   bad({ nodes: [{ name: 'a', next: [{ when: { all: [{ not: { all: [] } }] }, to: 'a' }] }] }, 'nodes[0].next[0].when.all[0].not.all: Extra inputs are not permitted')
   bad({ nodes: [{ name: 'a', next: [{ when: { human_matches: '(' }, to: 'a' }] }] }, 'nodes[0].next[0].when.human_matches: not a regular expression: Invalid regular expression: /(/: Unterminated group')
   bad({ nodes: [{ name: 'a', next: [{ when: { state: { nope: 1 } }, to: 'a' }] }] }, "nodes[0].next[0].when.state.nope: 'nope' is not a state key (declared: messages, n)")
@@ -140,5 +140,5 @@ t.test('bad routes, step conditions and tool steps stop loading with one line na
   bad({ nodes: [{ name: 'a', steps: [{ reply: { tool_calls: [{ args: {} }] } }] }] }, 'nodes[0].steps[0].reply.tool_calls[0].name: Field required')
   bad({ state: { n: 'replace' }, nodes: [{ name: 'a', steps: [{ tools: {} }] }] }, "nodes[0].steps[0].tools: a tools step needs the state key 'messages' with the reducer 'messages'")
   bad({ state: { n: 'replace' }, nodes: [{ name: 'a', next: [{ when: { tool_calls: true }, to: 'a' }] }] },
-    "nodes[0].next[0].when: tool_calls, tool_result_contains and last_message need the state key 'messages' with the reducer 'messages'")
+    "nodes[0].next[0].when: tool_calls, calls_tool, tool_result_contains and last_message need the state key 'messages' with the reducer 'messages'")
 })

@@ -48,6 +48,7 @@ export function holds(when: When | undefined, situation: Situation): boolean {
     (when.tool_calls !== undefined && lastToolCalls(state.messages).length > 0 === when.tool_calls) ||
     (when.tool_result_contains !== undefined && tool !== undefined && textOf(tool).toLowerCase().includes(when.tool_result_contains.toLowerCase())) ||
     (when.visits_at_least !== undefined && visits >= when.visits_at_least) ||
+    (when.calls_tool !== undefined && lastToolCalls(state.messages).some((call) => call.name === when.calls_tool)) ||
     (when.last_message !== undefined && Array.isArray(state.messages) && (state.messages.at(-1) as { type?: unknown } | undefined)?.type === when.last_message) ||
     (when.all !== undefined && when.all.every((inner) => holds(inner, situation))) ||
     (when.not !== undefined && !holds(when.not, situation))

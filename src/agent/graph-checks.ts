@@ -10,7 +10,7 @@ import { uiKeyOf } from './state.js'
 import { unknownTemplates } from './templates.js'
 
 /** The conditions a `when` may name, and the actions a step may take (one each). */
-export const CONDITIONS = ['configurable', 'human_contains', 'human_matches', 'state', 'state_truthy', 'tool_calls', 'tool_result_contains', 'visits_at_least', 'last_message', 'all', 'not'] as const
+export const CONDITIONS = ['configurable', 'human_contains', 'human_matches', 'state', 'state_truthy', 'tool_calls', 'tool_result_contains', 'visits_at_least', 'last_message', 'calls_tool', 'all', 'not'] as const
 export const STEP_KINDS = ['reply', 'update', 'custom', 'wait_ms', 'interrupt', 'fail', 'tools', 'ui', 'remove_ui'] as const
 
 
@@ -78,8 +78,8 @@ export function checkGraph(graph: Graph, fail: (loc: Loc, msg: string) => never,
     // A key may be a path into a value (`review.0.type`): its first part is the state key.
     for (const key of Object.keys(when.state ?? {})) declared(key.split('.')[0], [...loc, 'state', key])
     if (when.state_truthy !== undefined) declared(when.state_truthy.split('.')[0], [...loc, 'state_truthy'])
-    if ((when.tool_calls !== undefined || when.tool_result_contains !== undefined || when.last_message !== undefined) && graph.state.messages !== 'messages') {
-      fail(loc, `tool_calls, tool_result_contains and last_message need the state key 'messages' with the reducer 'messages'`)
+    if ((when.tool_calls !== undefined || when.tool_result_contains !== undefined || when.last_message !== undefined || when.calls_tool !== undefined) && graph.state.messages !== 'messages') {
+      fail(loc, `tool_calls, calls_tool, tool_result_contains and last_message need the state key 'messages' with the reducer 'messages'`)
     }
   }
   if (graph.nodes.length === 0) fail(['nodes'], 'a graph needs at least one node')
@@ -159,7 +159,10 @@ export function checkGraph(graph: Graph, fail: (loc: Loc, msg: string) => never,
         templates(step[kind], [...loc, kind])
       } else if (kind === 'tools') {
         if (graph.state.messages !== 'messages') fail([...loc, 'tools'], `a tools step needs the state key 'messages' with the reducer 'messages'`)
-        for (const [name, result] of Object.entries(step.tools!)) templates(result, [...loc, 'tools', name], ['args'])
+        for (const [name, result] of Object.entries(step.tools!)) {
+          templates(result, [...loc, 'tools', name], ['args'])
+          for (const key of Object.keys(result.update ?? {})) declared(key, [...loc, 'tools', name, 'update', key])
+        }
       }
     })
   })

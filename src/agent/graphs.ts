@@ -48,6 +48,8 @@ const ToolResult = Type.Object({
   error: Type.Optional(Type.String({ minLength: 1 })),
   /** Custom progress payloads the tool writes while it runs (templated). */
   progress: Type.Optional(Type.Array(Type.Unknown())),
+  /** State the tool writes beside its ToolMessage, as a tool returning `Command(update=…)` does (templated; `{{args.<key>}}` reads the call's arguments). */
+  update: Type.Optional(Dict(Type.Unknown())),
 })
 
 /** A generative-UI message, as LangGraph's `push_ui_message` / `typedUi().push` writes one. */
@@ -89,6 +91,8 @@ const Leaf = {
   tool_result_contains: Type.Optional(Type.String({ minLength: 1 })),
   /** The node has run at least this many times in this run (the node the route leaves). */
   visits_at_least: Type.Optional(Type.Integer({ minimum: 1 })),
+  /** The last AI message calls a tool of this name. */
+  calls_tool: Type.Optional(Type.String({ minLength: 1 })),
   /** The last message is of this type. */
   last_message: Type.Optional(StringEnum(['human', 'ai', 'tool', 'system'])),
 }

@@ -78,7 +78,10 @@ export async function* playNode(node: GraphNode, task: TaskView, context: NodeCo
         yield* emit(context.modes.custom(event))
         write({ [context.uiKey ?? 'ui']: [event] })
       } else if (step.tools) {
-        write({ messages: yield* tools(step.tools, task, state, context) })
+        const answered = yield* tools(step.tools, task, state, context)
+        write({ messages: answered.messages })
+        // What the tools wrote beside their messages, in the order of the calls.
+        for (const update of answered.updates) write(update)
       } else if (step.fail && holds(step.fail.when, { state, configurable: configurableOf(request), visits: context.visits ?? 0 })) {
         return { kind: 'fail', error: new GraphError(step.fail.error ?? 'Error', renderText(step.fail.message, state, request.context)) }
       }
@@ -157,7 +160,7 @@ async function* tools(
   task: TaskView,
   state: State,
   { modes, request }: NodeContext,
-): AsyncGenerator<EngineOutput, Message[]> {
+): AsyncGenerator<EngineOutput, { messages: Message[]; updates: Record<string, unknown>[] }> {
   const calls = lastToolCalls(state.messages)
   for (const call of calls) yield* emit(modes.toolStart(task, call))
   const answered: { call: (typeof calls)[number]; message: Message; error?: string }[] = []
@@ -175,7 +178,12 @@ async function* tools(
   }
   for (const { call, message, error } of answered) if (error === undefined) yield* emit(modes.toolEnd(task, call, message))
   for (const { call, message, error } of answered) if (error !== undefined) yield* emit(modes.toolError(task, call, error, textOfError(message)))
-  return answered.map((a) => a.message)
+  // A tool that raised writes nothing; the others their `update`, rendered with their call's arguments.
+  const updates = answered.flatMap(({ call, error }) => {
+    const update = (spec[call.name] ?? spec['*'])?.update
+    return error === undefined && update ? [renderValue(update, state, request.context, { args: call.args }) as Record<string, unknown>] : []
+  })
+  return { messages: answered.map((a) => a.message), updates }
 }
 
 /** The message a tool's error carried (an error ToolMessage's content without LangGraph's wrapping). */

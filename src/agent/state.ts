@@ -5,8 +5,8 @@ import { GraphError } from './graph-error.js'
 import { addMessages, coerceMessages } from './messages.js'
 import type { State } from './types.js'
 
-export type Reducer = 'messages' | 'append' | 'replace' | 'ui'
-export const REDUCERS = ['messages', 'append', 'replace', 'ui'] as const
+export type Reducer = 'messages' | 'append' | 'replace' | 'ui' | 'merge'
+export const REDUCERS = ['messages', 'append', 'replace', 'ui', 'merge'] as const
 
 /** How each declared key merges; a graph-less thread uses `defaultReducer` for every key. */
 export interface Channels {
@@ -24,11 +24,11 @@ export const defaultReducer = (key: string): Reducer => (key === 'messages' ? 'm
 export const DEFAULT_CHANNELS: Channels = { reducers: {}, open: true }
 
 /**
- * A new thread's state: every list channel (`messages`, `append`) starts empty, as LangGraph's
- * message and list annotations default to `[]`; other keys start unset.
+ * A new thread's state: every list channel (`messages`, `append`, `ui`) starts empty, as LangGraph's
+ * message and list annotations default to `[]`, a `merge` dict as `{}`; other keys start unset.
  */
 export function initialState(channels: Channels): State {
-  return Object.fromEntries(Object.entries(channels.reducers).filter(([, r]) => r !== 'replace').map(([key]) => [key, []]))
+  return Object.fromEntries(Object.entries(channels.reducers).filter(([, r]) => r !== 'replace').map(([key, r]) => [key, r === 'merge' ? {} : []]))
 }
 
 export function reducerOf(channels: Channels, key: string): Reducer | undefined {
@@ -61,10 +61,14 @@ export function applyWrites(channels: Channels, state: State, writes: Record<str
     if (reducer === 'messages') next[key] = addMessages(next[key], value)
     else if (reducer === 'append') next[key] = [...asList(next[key]), ...asList(value)]
     else if (reducer === 'ui') next[key] = mergeUi(asList(next[key]) as UiMessage[], asList(value) as UiMessage[])
+    else if (reducer === 'merge') next[key] = { ...asObject(next[key]), ...asObject(value) }
     else next[key] = value
   }
   return next
 }
+
+const asObject = (value: unknown): Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {}
 
 const asList = (value: unknown): unknown[] => (value === undefined || value === null ? [] : Array.isArray(value) ? value : [value])
 
@@ -72,7 +76,8 @@ const asList = (value: unknown): unknown[] => (value === undefined || value === 
 export function foldWrites(channels: Channels, into: Record<string, unknown>, writes: Record<string, unknown>): void {
   for (const [key, value] of Object.entries(writes)) {
     const reducer = reducerOf(channels, key) ?? 'replace'
-    into[key] = reducer === 'replace' || !(key in into) ? value : [...asList(into[key]), ...asList(value)]
+    if (reducer === 'merge' && key in into) into[key] = { ...asObject(into[key]), ...asObject(value) }
+    else into[key] = reducer === 'replace' || !(key in into) ? value : [...asList(into[key]), ...asList(value)]
   }
 }
 

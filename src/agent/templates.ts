@@ -31,7 +31,12 @@ export function unknownTemplates(value: unknown, stateKeys: string[], extraRoots
 function walkStrings(value: unknown, visit: (text: string) => void): void {
   if (typeof value === 'string') visit(value)
   else if (Array.isArray(value)) value.forEach((v) => walkStrings(v, visit))
-  else if (typeof value === 'object' && value !== null) Object.values(value).forEach((v) => walkStrings(v, visit))
+  else if (typeof value === 'object' && value !== null) {
+    for (const [key, v] of Object.entries(value)) {
+      visit(key)
+      walkStrings(v, visit)
+    }
+  }
 }
 
 /** A run's context: what the client sent as `context` (merged over its assistant's). */
@@ -78,7 +83,8 @@ export function renderValue(value: unknown, state: State, context?: TemplateCont
   }
   if (Array.isArray(value)) return value.map((v) => renderValue(v, state, context, roots))
   if (typeof value === 'object' && value !== null) {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renderValue(v, state, context, roots)]))
+    // Keys are templated too (`{"{{args.path}}": "{{args.content}}"}` writes a file by its path).
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [renderText(k, state, context, roots), renderValue(v, state, context, roots)]))
   }
   return value
 }
