@@ -271,6 +271,7 @@ export function helpText(): string {
   })
   return [
     'Usage: hangar [options]',
+    '       hangar record --upstream <agent server URL> --out <dir>   (a recording proxy; hangar record --help)',
     '',
     'Every option can also be set with its environment variable; a flag wins over the variable.',
     'A yes/no option takes a bare --flag, --no-flag, or a value: --flag false (true/false, 1/0, yes/no, on/off).',

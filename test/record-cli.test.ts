@@ -20,6 +20,20 @@ t.test('a bad option: one line naming it, exit code 2', async (t) => {
   t.match(unknown.stderr(), /^hangar record: Unknown option '--verbose'.*\(hangar record --help lists the options\)\n$/)
 })
 
+t.test('hangar --help names the command; hangar record --help lists its options', async (t) => {
+  const help = startServer(server, ['--help'])
+  let out = ''
+  help.child.stdout.on('data', (chunk) => (out += chunk))
+  t.same(await help.exited, [0, null])
+  t.match(out, /hangar record --upstream <agent server URL> --out <dir>/)
+  const recordHelp = startServer(server, ['record', '--help'])
+  let text = ''
+  recordHelp.child.stdout.on('data', (chunk) => (text += chunk))
+  t.same(await recordHelp.exited, [0, null])
+  t.match(text, /^Usage: hangar record --upstream <agent server URL> --out <dir> \[options\]/)
+  t.match(text, /--api-key <key>/)
+})
+
 t.test('started well: it announces itself, forwards, and records', async (t) => {
   // The upstream requires the key the recorder takes from its environment.
   const upstream = await serveApp(t, { apiKeys: ['cli-secret-5e'] })
