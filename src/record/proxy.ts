@@ -28,7 +28,7 @@ export const EXCHANGES_FILE = 'exchanges.jsonl'
 export const MANIFEST_FILE = 'recording.json'
 
 /** Headers that belong to one connection, not to the message (RFC 9110 §7.6.1), and those fetch recomputes. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'host', 'content-length', 'content-encoding'])
+const HOP_BY_HOP: ReadonlySet<string> = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'host', 'content-length', 'content-encoding'])
 
 /** The upstream's URL without credentials, as the manifest shows it. */
 function shownUrl(upstream: string): string {
