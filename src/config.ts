@@ -21,6 +21,12 @@ export const Config = Type.Object({
   fixtures: Type.String({ minLength: 1 }),
   /** A directory of the user's own scenario graphs, served next to the shipped ones ('' for none). */
   graphs: Type.String(),
+  /** A recording directory (`hangar record --out`) whose graphs are replayed ('' for none). */
+  replay: Type.String(),
+  /** How fast a recording's time passes: `realtime`, `instant`, or a factor (`4`: four times faster). */
+  replaySpeed: Type.String({ pattern: '^(realtime|instant|[0-9]+(\\.[0-9]+)?)$' }),
+  /** The scripted graph that answers inputs a recording has not seen ('' for none: such runs fail). */
+  replayFallback: Type.String(),
   selfHostedEnterprise: Type.Boolean(),
   auth: StringEnum(['on', 'off']),
   heartbeatMs: Type.Integer({ minimum: 0 }),
@@ -71,6 +77,9 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'publicUrl', env: 'HANGAR_PUBLIC_URL', flag: 'public-url', kind: 'url', default: '', help: 'base of the URLs hangar hands out; empty derives it from each request' },
   { key: 'fixtures', env: 'HANGAR_FIXTURES', flag: 'fixtures', kind: 'string', default: BUNDLED_FIXTURES, help: 'directory of your seed data: each kind it holds (workspaces.json, oauth-providers.json, integrations.json, graphs/) replaces the bundled one' },
   { key: 'graphs', env: 'HANGAR_GRAPHS', flag: 'graphs', kind: 'string', default: '', help: 'directory of your own scenario graphs (*.json), served next to the shipped ones; one with a shipped graph\'s graph_id replaces it' },
+  { key: 'replay', env: 'HANGAR_REPLAY', flag: 'replay', kind: 'string', default: '', help: 'a recording directory (made by hangar record): its agents are served as recorded, with fresh ids' },
+  { key: 'replaySpeed', env: 'HANGAR_REPLAY_SPEED', flag: 'replay-speed', kind: 'string', default: 'realtime', help: 'how fast recorded runs play: realtime, instant, or a factor (4: four times faster)' },
+  { key: 'replayFallback', env: 'HANGAR_REPLAY_FALLBACK', flag: 'replay-fallback', kind: 'string', default: '', help: 'a scripted graph that answers inputs the recording has not seen (default: such runs end with an error naming the closest recorded input)' },
   { key: 'selfHostedEnterprise', env: 'HANGAR_SELF_HOSTED_ENTERPRISE', flag: 'self-hosted-enterprise', kind: 'boolean', default: true, help: 'whether workspaces not named in the fixtures may use listeners' },
   { key: 'auth', env: 'HANGAR_AUTH', flag: 'auth', kind: 'string', default: 'on', help: 'off: accept requests without credentials everywhere' },
   { key: 'heartbeatMs', env: 'HANGAR_HEARTBEAT_MS', flag: 'heartbeat-ms', kind: 'integer', default: 5000, help: 'interval of ": heartbeat" comments on event streams (0: none)' },
@@ -247,6 +256,7 @@ function describe(s: Setting, schema: TSchema, from: 'text' | 'code' = 'text'): 
   }
   if (schema.enum) return `expected one of ${(schema.enum as string[]).join(', ')}`
   if (schema.format === 'uuid') return 'expected a UUID'
+  if (s.key === 'replaySpeed') return 'expected realtime, instant, or a number (4: four times faster)'
   if (from === 'code') return schema.minLength === undefined ? 'expected a string' : 'expected a non-empty string'
   return 'expected a non-empty value'
 }

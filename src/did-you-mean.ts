@@ -13,7 +13,7 @@ export function didYouMean(word: string, candidates: readonly string[]): string 
 }
 
 /** Levenshtein distance, with a swap of two neighbours counting as one edit. */
-function editDistance(a: string, b: string): number {
+export function editDistance(a: string, b: string): number {
   const rows = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)])
   for (let j = 1; j <= b.length; j++) rows[0][j] = j
   for (let i = 1; i <= a.length; i++) {

@@ -63,8 +63,8 @@ export interface Fixtures {
 export class FixtureError extends Error {
   override name = 'FixtureError'
 
-  /** The setting whose files are at fault (`fixtures`, or `graphs` for the user's own graphs). */
-  constructor(message: string, readonly setting: 'fixtures' | 'graphs' = 'fixtures') {
+  /** The setting at fault (`fixtures`; `graphs` for the user's own graphs; `replay`, `replayFallback` for a recording). */
+  constructor(message: string, readonly setting: 'fixtures' | 'graphs' | 'replay' | 'replayFallback' = 'fixtures') {
     super(message)
   }
 }

@@ -6,6 +6,7 @@
 import type { Logger } from 'pino'
 import { DeployedAgents } from './agent/deployed-agents.js'
 import { createEngine } from './agent/engine.js'
+import { loadReplays } from './agent/replay-file.js'
 import { ProtocolCommands } from './agent/protocol-commands.js'
 import { RunExecutor } from './agent/run-executor.js'
 import { RunRequests } from './agent/run-requests.js'
@@ -100,7 +101,13 @@ export function buildServices(config: Config, clock: Clock): Services {
   const log = createLogger(config)
   // What is read from files comes first: a bad fixture or graph stops start-up before the database is opened (and locked).
   const fixtures = loadFixtures(config.fixtures)
-  const engine = createEngine(fixtures.graphsDir, { clock, ownGraphs: config.graphs || undefined })
+  const engine = createEngine(fixtures.graphsDir, {
+    clock,
+    ownGraphs: config.graphs || undefined,
+    replays: config.replay ? loadReplays(config.replay) : undefined,
+    replaySpeed: config.replaySpeed === 'realtime' ? 1 : config.replaySpeed === 'instant' ? 0 : Number(config.replaySpeed),
+    replayFallback: config.replayFallback || undefined,
+  })
   const db = openDatabase(config.db)
   try {
     return wire({ config, clock, log, startedAt, fixtures, engine, db })

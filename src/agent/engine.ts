@@ -13,7 +13,10 @@ import { checkSubgraphs } from './graph-checks.js'
 import { channelsOf, loadGraphs, type Graph } from './graphs.js'
 import { routeFrom } from './conditions.js'
 import { applyWrites, DEFAULT_CHANNELS, foldWrites, initialState, normalizeUpdate } from './state.js'
-import type { CheckpointRecord, GraphEngine, GraphInfo, State } from './types.js'
+import { replayInfo } from './replay-info.js'
+import type { ReplayFile } from './replay-file.js'
+import { replayRun } from './replay-run.js'
+import type { CheckpointRecord, GraphEngine, GraphInfo, RunRequest, State } from './types.js'
 
 export { GraphError } from './graph-error.js'
 
@@ -22,6 +25,12 @@ export interface EngineOptions {
   clock?: Clock
   /** A directory of the user's own graphs, served next to those of `graphsDir` (one with the same id replaces it). */
   ownGraphs?: string
+  /** Recorded graphs (`--replay`): served next to the others; one with a scripted graph's id replaces it. */
+  replays?: ReplayFile[]
+  /** How fast recorded time passes in a replay (1 as recorded, 0 instant). */
+  replaySpeed?: number
+  /** The scripted graph that answers inputs a recording has not seen (none: such a run fails). */
+  replayFallback?: string
 }
 
 /** The graphs of `graphsDir`, then the user's own: one of theirs with a shipped graph's id takes its place. */
@@ -45,18 +54,28 @@ function graphsOf(graphsDir: string, ownGraphs: string | undefined): Graph[] {
  * for them.
  */
 export function createEngine(graphsDir: string, options: EngineOptions = {}): GraphEngine {
-  const graphs = graphsOf(graphsDir, options.ownGraphs)
+  const replays = new Map((options.replays ?? []).map((r) => [r.graph_id, r]))
+  const graphs = graphsOf(graphsDir, options.ownGraphs).filter((g) => !replays.has(g.graph_id))
   checkSubgraphs(graphs)
   const byId = new Map(graphs.map((g) => [g.graph_id, g]))
-  const infos = new Map(graphs.map((g) => [g.graph_id, graphInfo(g, byId)]))
+  const infos = new Map([...graphs.map((g) => [g.graph_id, graphInfo(g, byId)] as const), ...[...replays.values()].map((r) => [r.graph_id, replayInfo(r)] as const)])
+  const order = [...graphs.map((g) => g.graph_id), ...replays.keys()]
   const clock = options.clock ?? Clock.system()
+  const { replayFallback } = options
+  if (replayFallback !== undefined && !byId.has(replayFallback)) {
+    throw new FixtureError(`no scripted graph is called '${replayFallback}' (there are ${[...byId.keys()].join(', ')})`, 'replayFallback')
+  }
+  const fallback = replayFallback === undefined ? undefined : (request: RunRequest) => runGraph(byId.get(replayFallback), { ...request, graphId: replayFallback }, byId)
   return {
-    graphs: (): GraphInfo[] => graphs.map((g) => structuredClone(infos.get(g.graph_id)!)),
+    graphs: (): GraphInfo[] => order.map((id) => structuredClone(infos.get(id)!)),
     info: (graphId) => {
       const info = infos.get(graphId)
       return info && structuredClone(info)
     },
-    run: (request) => runGraph(byId.get(request.graphId), request, byId),
+    run: (request) => {
+      const replay = replays.get(request.graphId)
+      return replay ? replayRun(replay, request, { speed: options.replaySpeed ?? 1, fallback }) : runGraph(byId.get(request.graphId), request, byId)
+    },
     updateState: (graphId, current, values, asNode) => {
       const id = checkpointId(current.step, clock.now(), current.checkpointId)
       return superstep(graphId === null ? undefined : byId.get(graphId), graphId, current, [{ values, asNode }], id)

@@ -306,6 +306,7 @@ export class RunExecutor {
         context: run.kwargs.context,
         streamModes: run.kwargs.stream_mode,
         protocol: !run.kwargs.temporary,
+        protocolRun: run.kwargs.__protocol_stream_run === true,
         subgraphs: run.kwargs.subgraphs,
         subgraphStart: (ns) => threads.latestCheckpoint(thread, ns) ?? null,
         ids,

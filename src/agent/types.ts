@@ -119,6 +119,8 @@ export interface RunRequest {
   streamModes: string[]
   /** Whether to also yield the session protocol's events (runs on a thread: its log records them). */
   protocol: boolean
+  /** Whether the session protocol started it (`run.start`, `input.respond`): its client reads the protocol's events, not its stream modes. */
+  protocolRun?: boolean
   subgraphs: boolean
   ids: { run_id: string; thread_id: string; assistant_id: string; graph_id: string }
   /**

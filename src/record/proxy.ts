@@ -11,6 +11,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { Clock } from '../clock.js'
 import { VERSION } from '../version.js'
 import { bodyValue, EventStreamReader, scrub, type CapturedExchange } from './capture.js'
+import { finalizeRecording, readExchanges } from './finalize.js'
 
 export interface RecorderOptions {
   /** The agent server's URL (a deployment's, or `langgraph dev`'s). */
@@ -42,13 +43,21 @@ export function buildRecorder(options: RecorderOptions): FastifyInstance {
   const clock = options.clock ?? Clock.system()
   const base = options.upstream.replace(/\/$/, '')
   mkdirSync(options.out, { recursive: true })
-  writeFileSync(join(options.out, MANIFEST_FILE), `${JSON.stringify({
+  const manifest = {
     format: 'hangar-recording/1',
     upstream: shownUrl(options.upstream),
     recorded_at: new Date(clock.now()).toISOString(),
     hangar: VERSION,
-  }, null, 2)}\n`)
+  }
+  const writeManifest = (extra: object = {}) => writeFileSync(join(options.out, MANIFEST_FILE), `${JSON.stringify({ ...manifest, ...extra }, null, 2)}\n`)
+  writeManifest()
   const write = (exchange: CapturedExchange) => appendFileSync(join(options.out, EXCHANGES_FILE), `${JSON.stringify(exchange)}\n`)
+  // The credentials the clients sent last (in memory only): the reads made when recording stops use them.
+  let credentials: Record<string, string> = options.apiKey ? { 'x-api-key': options.apiKey } : {}
+  const remember = (headers: Headers) => {
+    const seen = Object.fromEntries(['x-api-key', 'authorization'].flatMap((name) => (headers.has(name) ? [[name, headers.get(name)!]] : [])))
+    if (Object.keys(seen).length > 0) credentials = seen
+  }
 
   const app = Fastify({ logger: { level: options.logLevel ?? 'info' }, bodyLimit: 64 * 1024 * 1024 })
   // Bodies pass through as they came; the recording reads them as JSON when they are.
@@ -57,7 +66,16 @@ export function buildRecorder(options: RecorderOptions): FastifyInstance {
   app.route({
     method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD'],
     url: '/*',
-    handler: (request, reply) => forward(request, reply, { base, apiKey: options.apiKey, clock, write }),
+    handler: (request, reply) => forward(request, reply, { base, apiKey: options.apiKey, clock, write, remember }),
+  })
+  // When recording stops: what a replay needs from the upstream, then the replay files.
+  app.addHook('onClose', async () => {
+    const secrets = [options.apiKey, ...Object.values(credentials), ...Object.values(credentials).map((v) => v.replace(/^Bearer\s+/i, ''))]
+      .filter((v): v is string => typeof v === 'string' && v !== '')
+    const upstream = { base, headers: () => credentials, secrets: () => secrets }
+    const problems = await finalizeRecording(options.out, upstream, readExchanges(join(options.out, EXCHANGES_FILE)), manifest)
+    writeManifest({ finished_at: new Date(clock.now()).toISOString(), ...(problems.length > 0 ? { problems } : {}) })
+    for (const problem of problems) app.log.warn(`hangar record: could not read from the upstream: ${problem}`)
   })
   return app
 }
@@ -67,9 +85,10 @@ interface Forwarding {
   apiKey?: string
   clock: Clock
   write: (exchange: CapturedExchange) => void
+  remember: (headers: Headers) => void
 }
 
-async function forward(request: FastifyRequest, reply: FastifyReply, { base, apiKey, clock, write }: Forwarding) {
+async function forward(request: FastifyRequest, reply: FastifyReply, { base, apiKey, clock, write, remember }: Forwarding) {
   const started = clock.now()
   const headers = new Headers()
   for (const [name, value] of Object.entries(request.headers)) {
@@ -77,6 +96,7 @@ async function forward(request: FastifyRequest, reply: FastifyReply, { base, api
     headers.set(name, Array.isArray(value) ? value.join(', ') : value)
   }
   if (apiKey && !headers.has('x-api-key') && !headers.has('authorization')) headers.set('x-api-key', apiKey)
+  remember(headers)
   // Every credential the exchange carries is blanked wherever it shows up in what is written.
   const secrets = [apiKey, headers.get('x-api-key'), headers.get('authorization')?.replace(/^Bearer\s+/i, ''), headers.get('authorization')]
     .filter((s): s is string => typeof s === 'string' && s !== '')
