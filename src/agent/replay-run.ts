@@ -17,7 +17,7 @@ export interface ReplayOptions {
 }
 
 /** Events the run manager sends itself around a run's own. */
-const MANAGED = new Set(['metadata', 'feedback', 'end'])
+const MANAGED: ReadonlySet<string> = new Set(['metadata', 'feedback', 'end'])
 
 /** The stream mode an event belongs to (`messages` is `messages-tuple`'s, `messages/partial` the `messages` mode's). */
 function modeOf(event: string): string {
