@@ -26,6 +26,9 @@ t.test('with nothing set, every setting has its documented default', async (t) =
     publicUrl: '',
     fixtures: BUNDLED_FIXTURES,
     graphs: '',
+    replay: '',
+    replaySpeed: 'realtime',
+    replayFallback: '',
     selfHostedEnterprise: true,
     auth: 'on',
     heartbeatMs: 5000,
@@ -45,6 +48,7 @@ t.test('environment variables set every setting, parsed into their types', async
     HANGAR_DEFAULT_TENANT: '11111111-1111-4111-8111-11111111111A', HANGAR_REQUIRE_TENANT: 'yes',
     HANGAR_REVISION_SPEED: 'poll', HANGAR_LOG_LEVEL: 'debug', HANGAR_BODY_LIMIT: '2048', HANGAR_TICK_MS: '50',
     HANGAR_PUBLIC_URL: 'https://hangar.example.com:8443/', HANGAR_FIXTURES: '/srv/fixtures', HANGAR_GRAPHS: '/srv/graphs', HANGAR_SELF_HOSTED_ENTERPRISE: 'off',
+    HANGAR_REPLAY: '/srv/recording', HANGAR_REPLAY_SPEED: '2.5', HANGAR_REPLAY_FALLBACK: 'agent',
     HANGAR_AUTH: 'off', HANGAR_HEARTBEAT_MS: '0', HANGAR_SSE_END_EVENT: 'true', HANGAR_FEEDBACK_TTL: '90m', HANGAR_ADMIN_TOKEN: 'adm',
     HANGAR_JOURNAL_SIZE: '50', HANGAR_CORS_ORIGINS: 'http://localhost:3000, https://app.example.com', HANGAR_LOG_FORMAT: 'json',
   })
@@ -53,6 +57,7 @@ t.test('environment variables set every setting, parsed into their types', async
     defaultTenant: '11111111-1111-4111-8111-11111111111a', requireTenant: true, revisionSpeed: 'poll',
     logLevel: 'debug', bodyLimit: 2048, tickMs: 50,
     publicUrl: 'https://hangar.example.com:8443', fixtures: '/srv/fixtures', graphs: '/srv/graphs', selfHostedEnterprise: false,
+    replay: '/srv/recording', replaySpeed: '2.5', replayFallback: 'agent',
     auth: 'off', heartbeatMs: 0, sseEndEvent: true, feedbackTtl: 5400, adminToken: 'adm',
     journalSize: 50, corsOrigins: ['http://localhost:3000', 'https://app.example.com'], logFormat: 'json',
   })
@@ -75,6 +80,7 @@ t.test('an invalid setting stops with one line naming the setting', async (t) =>
     [['--port', 'abc'], {}, 'invalid setting PORT (--port): expected an integer between 0 and 65535, got "abc"'],
     [[], { PORT: '70000' }, 'invalid setting PORT (--port): expected an integer between 0 and 65535, got "70000"'],
     [[], { HANGAR_REVISION_SPEED: 'warp' }, 'invalid setting HANGAR_REVISION_SPEED (--speed): expected one of fast, realistic, instant, poll, manual, got "warp"'],
+    [['--replay-speed', 'fast'], {}, 'invalid setting HANGAR_REPLAY_SPEED (--replay-speed): expected realtime, instant, or a number (4: four times faster), got "fast"'],
     [[], { HANGAR_REQUIRE_TENANT: 'maybe' }, 'invalid setting HANGAR_REQUIRE_TENANT (--require-tenant): expected true or false (or 1/0, yes/no, on/off), got "maybe"'],
     [['--default-tenant', 'acme'], {}, 'invalid setting HANGAR_DEFAULT_TENANT (--default-tenant): expected a UUID, got "acme"'],
     [[], { HANGAR_TICK_MS: '1' }, 'invalid setting HANGAR_TICK_MS (--tick-ms): expected an integer of at least 10, got "1"'],

@@ -46,6 +46,14 @@ t.test('your own graphs (--graphs): a bad file, or a directory that is not there
   })
 })
 
+t.test('a corrupted recording (--replay) is one line naming HANGAR_REPLAY, the file and the field, and exit 2', async (t) => {
+  const dir = t.testdir({ 'recording.json': '{"format":"hangar-recording/1"}', replay: { 'agent.json': '{"format":"hangar-replay/1","graph_id":"agent"}' } })
+  t.same(await refusal(await compiledServer(t), ['--db', ':memory:', '--replay', dir]), {
+    code: 2,
+    stderr: `hangar: HANGAR_REPLAY (--replay): recording ${join(dir, 'replay', 'agent.json')}: description: Field required\n`,
+  })
+})
+
 t.test('a second hangar on a database file in use is refused with the first one\'s pid', async (t) => {
   const server = await compiledServer(t)
   const db = join(t.testdir(), 'shared.db')

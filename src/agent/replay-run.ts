@@ -66,21 +66,20 @@ export async function* replayRun(replay: ReplayFile, request: RunRequest, option
   const start = recordedStart(replay, request)
   const from = start === undefined ? undefined : start?.checkpoint_id ?? null
   const matching = from === undefined ? [] : replay.turns.filter((t) => t.from === from && sameInput(t.input, input))
-  // A fork is answered by the fork recorded, if there is one (and the other way round).
-  const turn = matching.find((t) => t.fork === request.forked) ?? matching[0]
-  if (!turn) {
+  if (matching.length === 0) {
     if (options.fallback) return yield* options.fallback(request)
     return yield* fail(request, { error: 'ReplayMissError', message: missMessage(replay, request, input, from) })
   }
-  const ids = new ReplayIds(request.ids.run_id, givenIds(turn, request, start ?? null))
-  const stream = chooseStream(turn, request)
-  if (stream === 'missing') {
-    const recorded = turn.streams.map((s) => `[${s.stream_mode.join(', ')}]${s.subgraphs ? ' with subgraphs' : ''}`).join(' or ')
+  const chosen = chooseTurn(matching, request)
+  if (chosen === 'missing') {
+    const recorded = matching.flatMap((t) => t.streams).map((s) => `[${s.stream_mode.join(', ')}]${s.subgraphs ? ' with subgraphs' : ''}`)
     return yield* fail(request, {
       error: 'ReplayMissError',
-      message: `The recording of ${replay.graph_id} has ${describeInput(input)} streamed with stream_mode ${recorded}; this run asks for [${request.streamModes.join(', ')}]${request.subgraphs ? ' with subgraphs' : ''}. Record it again streaming those modes (${replay.recorded_from}).`,
+      message: `The recording of ${replay.graph_id} has ${describeInput(input)} streamed with stream_mode ${[...new Set(recorded)].join(' or ')}; this run asks for [${request.streamModes.join(', ')}]${request.subgraphs ? ' with subgraphs' : ''}. Record it again streaming those modes (${replay.recorded_from}).`,
     })
   }
+  const { turn, stream } = chosen
+  const ids = new ReplayIds(request.ids.run_id, givenIds(turn, request, start ?? null))
   // Events of a mode the recorded stream asked for and this run does not are left out; the rest
   // (errors, and what the server sends unasked, such as `checkpoints` beside subgraphs) stay.
   const unwanted = new Set((stream?.stream_mode ?? []).filter((m) => !request.streamModes.includes(m)))
@@ -119,20 +118,31 @@ export async function* replayRun(replay: ReplayFile, request: RunRequest, option
   yield { kind: 'done', status: 'success', values: isObject(values) ? values : {}, pausedAt, error: null }
 }
 
+type RecordedStream = Turn['streams'][number]
+
 /**
- * The recorded stream that serves the run's modes: one that has them all (with subgraphs as the
- * run asks), else, for a run of the session protocol (which reads its own events), the closest;
- * `missing` when the turn was streamed but never with those modes; null when it was never streamed.
+ * Of the turns recorded for this input here (the same run made more than once: on new threads, by
+ * a regenerate, streamed in other modes, waited for), the one that serves this run, and its
+ * stream: a fork's turn for a fork; one streamed with every mode the run asks for (and subgraphs
+ * as it asks); else one never streamed (a run waited for: the run's events were never seen);
+ * for a run of the session protocol, which reads the protocol's events, one that has them.
+ * `missing` when every turn was streamed, none with those modes.
  */
-function chooseStream(turn: Turn, request: RunRequest): Turn['streams'][number] | null | 'missing' {
-  if (turn.streams.length === 0) return null
-  const normal = (modes: string[]) => new Set(modes.length === 0 ? ['values'] : modes)
-  const covers = (s: Turn['streams'][number]) => request.streamModes.every((m) => normal(s.stream_mode).has(m))
-  const full = turn.streams.find((s) => s.subgraphs === request.subgraphs && covers(s))
-  if (full) return full
-  if (!request.protocolRun) return 'missing'
-  const overlap = (s: Turn['streams'][number]) => request.streamModes.filter((m) => normal(s.stream_mode).has(m)).length
-  return turn.streams.reduce((a, b) => (overlap(b) > overlap(a) ? b : a))
+function chooseTurn(matching: Turn[], request: RunRequest): { turn: Turn; stream: RecordedStream | null } | 'missing' {
+  const forks = matching.filter((t) => t.fork === request.forked)
+  const pool = forks.length > 0 ? forks : matching
+  const modes = (s: RecordedStream) => new Set(s.stream_mode.length === 0 ? ['values'] : s.stream_mode)
+  const overlap = (s: RecordedStream) => request.streamModes.filter((m) => modes(s).has(m)).length
+  if (request.protocolRun) {
+    const turn = pool.find((t) => t.protocol.length > 0) ?? pool[0]
+    return { turn, stream: turn.streams.length === 0 ? null : turn.streams.reduce((a, b) => (overlap(b) > overlap(a) ? b : a)) }
+  }
+  for (const turn of pool) {
+    const stream = turn.streams.find((s) => s.subgraphs === request.subgraphs && overlap(s) === request.streamModes.length)
+    if (stream) return { turn, stream }
+  }
+  const unstreamed = pool.find((t) => t.streams.length === 0)
+  return unstreamed ? { turn: unstreamed, stream: null } : 'missing'
 }
 
 function checkpointOf(c: RecordedCheckpoint, ids: ReplayIds): CheckpointRecord {

@@ -7,7 +7,7 @@
 
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { REPLAY_DIR, REPLAY_FORMAT, sameInput, turnInput, type RecordedCheckpoint, type ReplayFile, type Turn } from '../agent/replay-file.js'
+import { REPLAY_DIR, REPLAY_FORMAT, turnInput, type RecordedCheckpoint, type ReplayFile, type Turn } from '../agent/replay-file.js'
 import type { Command } from '../agent/types.js'
 import type { CapturedEvent, CapturedExchange } from './capture.js'
 
@@ -191,16 +191,7 @@ export function compileTurns(exchanges: CapturedExchange[], snapshot: UpstreamSn
         checkpoints,
         ...(creation.output !== undefined && thread === null ? { output: creation.output } : {}),
       }
-      const list = turns.get(graphId) ?? []
-      // The same input from the same checkpoint again (a new thread; a regenerate): one turn, with every way it was streamed.
-      const twin = list.find((t) => t.from === turn.from && t.fork === turn.fork && sameInput(t.input, turn.input))
-      if (twin) {
-        twin.streams.push(...turn.streams)
-        if (twin.protocol.length === 0) twin.protocol = turn.protocol
-      } else {
-        list.push(turn)
-        turns.set(graphId, list)
-      }
+      turns.set(graphId, [...(turns.get(graphId) ?? []), turn])
     }
   }
   return [...turns].sort(([a], [b]) => a.localeCompare(b)).map(([graphId, list]) => {
