@@ -66,6 +66,8 @@ export type TurnInput = Static<typeof TurnInput>
 const Turn = Type.Object({
   /** What the run was given. */
   input: TurnInput,
+  /** What the client sent, as it sent it: ids it chose (a message's) stay its own in a replay. */
+  sent: Type.Object({ input: Type.Unknown(), command: Type.Unknown() }),
   /** The checkpoint the run started from (null: a thread's first run, or a run without a thread). */
   from: Nullable(Type.String({ minLength: 1 })),
   /** Whether the run named the checkpoint it started from (a fork: the real server's metadata then names it too). */

@@ -45,13 +45,15 @@ function recordedStart(replay: ReplayFile, request: RunRequest): RecordedCheckpo
   return undefined
 }
 
-/** The ids the run finds already given: the thread, run, assistant, and those of the checkpoint it starts from. */
+/** The ids the run finds already given: the thread, run, assistant, the client's own, and those of the checkpoint it starts from. */
 function givenIds(turn: Turn, request: RunRequest, from: RecordedCheckpoint | null): ReadonlyMap<string, string> {
   const pairs: [string | null, string][] = [
     [turn.thread_id, request.ids.thread_id],
     [turn.run_id, request.ids.run_id],
     [turn.assistant_id, request.ids.assistant_id],
   ]
+  // The ids the client chose (its messages'), in what it sent then and now.
+  pairs.push(...aligned(turn.sent, { input: request.input, command: request.command }))
   const start = request.start
   if (from && start) {
     pairs.push([from.checkpoint_id, start.checkpoint_id])

@@ -180,6 +180,7 @@ export function compileTurns(exchanges: CapturedExchange[], snapshot: UpstreamSn
       const failed = streams.some((s) => s.events.some((e) => e.event === 'error')) || (isObject(creation.output) && '__error__' in creation.output)
       const turn: Turn = {
         input,
+        sent: { input: creation.input, command: creation.command },
         from,
         fork: creation.fork !== null,
         thread_id: thread,

@@ -52,6 +52,12 @@ export function buildRecorder(options: RecorderOptions): FastifyInstance {
   const writeManifest = (extra: object = {}) => writeFileSync(join(options.out, MANIFEST_FILE), `${JSON.stringify({ ...manifest, ...extra }, null, 2)}\n`)
   writeManifest()
   const write = (exchange: CapturedExchange) => appendFileSync(join(options.out, EXCHANGES_FILE), `${JSON.stringify(exchange)}\n`)
+  // Responses still passing through: recording stops once each is written.
+  const inflight = new Set<Promise<void>>()
+  const track = (passing: Promise<void>) => {
+    inflight.add(passing)
+    void passing.finally(() => inflight.delete(passing))
+  }
   // The credentials the clients sent last (in memory only): the reads made when recording stops use them.
   let credentials: Record<string, string> = options.apiKey ? { 'x-api-key': options.apiKey } : {}
   const remember = (headers: Headers) => {
@@ -66,10 +72,11 @@ export function buildRecorder(options: RecorderOptions): FastifyInstance {
   app.route({
     method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD'],
     url: '/*',
-    handler: (request, reply) => forward(request, reply, { base, apiKey: options.apiKey, clock, write, remember }),
+    handler: (request, reply) => forward(request, reply, { base, apiKey: options.apiKey, clock, write, remember, track }),
   })
   // When recording stops: what a replay needs from the upstream, then the replay files.
   app.addHook('onClose', async () => {
+    await Promise.allSettled([...inflight])
     const secrets = [options.apiKey, ...Object.values(credentials), ...Object.values(credentials).map((v) => v.replace(/^Bearer\s+/i, ''))]
       .filter((v): v is string => typeof v === 'string' && v !== '')
     const upstream = { base, headers: () => credentials, secrets: () => secrets }
@@ -86,9 +93,11 @@ interface Forwarding {
   clock: Clock
   write: (exchange: CapturedExchange) => void
   remember: (headers: Headers) => void
+  /** Hands over the work of passing a response through, which goes on after the handler returns. */
+  track: (passing: Promise<void>) => void
 }
 
-async function forward(request: FastifyRequest, reply: FastifyReply, { base, apiKey, clock, write, remember }: Forwarding) {
+async function forward(request: FastifyRequest, reply: FastifyReply, { base, apiKey, clock, write, remember, track }: Forwarding) {
   const started = clock.now()
   const headers = new Headers()
   for (const [name, value] of Object.entries(request.headers)) {
@@ -140,7 +149,7 @@ async function forward(request: FastifyRequest, reply: FastifyReply, { base, api
   const decoder = new TextDecoder()
   let text = ''
   const out = new PassThrough()
-  void (async () => {
+  track((async () => {
     try {
       if (response.body) {
         for await (const chunk of Readable.fromWeb(response.body as never)) {
@@ -162,6 +171,6 @@ async function forward(request: FastifyRequest, reply: FastifyReply, { base, api
       const rest = streamed ? (events.rest === '' ? {} : { unfinished: events.rest }) : {}
       write(captured({ status: response.status, content_type: contentType, ...(streamed ? { events: events.events, ...rest } : { body: bodyValue(text) ?? null }) }, reason))
     }
-  })()
+  })())
   return reply.send(out)
 }
