@@ -26,7 +26,7 @@ async function recorder(t: Parameters<typeof serveApp>[0], upstream: string, api
   const exchanges = (): CapturedExchange[] => readFileSync(join(out, EXCHANGES_FILE), 'utf8').trim().split('\n').map((l) => JSON.parse(l))
   /** Every file of the recording, as text. */
   const files = () => readdirSync(out).map((f) => readFileSync(join(out, f), 'utf8')).join('\n')
-  return { url, out, exchanges, files }
+  return { url, out, exchanges, files, close: () => app.close() }
 }
 
 t.test('a streamed run through the recorder: the client gets the upstream stream; the recording has every event, and no key', async (t) => {
@@ -107,6 +107,8 @@ t.test('an upstream that drops a stream midway: the client sees it cut, the reco
   const dropped = rec.exchanges().find((e) => e.request.path.endsWith('/runs/stream'))!
   t.match(dropped.partial, { reason: /the upstream dropped the response/ })
   t.same(dropped.response.events!.map((e) => e.event), ['metadata', 'values'], 'what came before the drop')
+  await rec.close()
+  t.same(readdirSync(join(rec.out, 'replay')), [], 'a run whose stream was cut is not compiled into a replay (a replay of it is a miss, not half an answer)')
 })
 
 t.test('an upstream that does not answer: 502 with one clear line, recorded', async (t) => {

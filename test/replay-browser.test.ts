@@ -1,7 +1,7 @@
 // useStream renders a replayed agent as it rendered the real one (issue 16). A chat page in
 // Chromium (test/browser/chat-app.tsx, served from another origin) talks to the real JS agent server
 // through `hangar record` — with the older hook (run streams) and with the current one (the session
-// protocol) — asks about the weather, sees the tool call and the interrupt, answers it; the
+// protocol, over SSE and over a WebSocket) — asks about the weather, sees the tool call and the interrupt, answers it; the
 // recording is closed and the upstream stopped; the same page, pointed at hangar replaying the
 // recording, is driven the same way, and what it shows at each point is compared.
 
@@ -37,8 +37,8 @@ type Shown = Awaited<ReturnType<typeof shown>>
 const idle = (page: Page) => page.waitForFunction(() => document.querySelector('#loading')!.textContent === 'false')
 
 /** A person's conversation: a question, the interrupt it stops at, the answer; what the page showed at each stop. */
-async function converse(t: Test, base: string, hook: string): Promise<Shown[]> {
-  const page = await app.open(t, base, { assistant: 'recorded_agent', ...(hook === 'legacy' ? { hook } : {}) }, "typeof window.chat === 'object'")
+async function converse(t: Test, base: string, hook: Hook): Promise<Shown[]> {
+  const page = await app.open(t, base, { assistant: 'recorded_agent', ...HOOKS[hook] }, "typeof window.chat === 'object'")
   await page.evaluate(() => window.chat.submit('Paris'))
   await page.waitForFunction(() => document.querySelector('#interrupt')!.textContent !== '')
   await idle(page)
@@ -53,9 +53,14 @@ async function converse(t: Test, base: string, hook: string): Promise<Shown[]> {
   return [asked, answered]
 }
 
-const HOOKS = ['legacy', 'current'] as const
+/**
+ * The page's query for each hook: the older one (run streams), the current one over SSE, and over a
+ * WebSocket (with no key: a browser's socket carries none, so the replay runs with auth off).
+ */
+const HOOKS = { legacy: { hook: 'legacy' }, current: {}, 'current over a WebSocket': { transport: 'websocket', key: '' } }
+type Hook = keyof typeof HOOKS
 
-t.test('useStream shows the replay as it showed the real agent, with either hook', { skip }, async (t) => {
+t.test('useStream shows the replay as it showed the real agent: both hooks, the current one over SSE and over a WebSocket', { skip }, async (t) => {
   const upstream = await startUpstream(t)
   const out = mkdtempSync(join(tmpdir(), 'hangar-replay-browser-'))
   t.teardown(() => (process.env.KEEP_RECORDING ? console.log(`# recording kept in ${out}`) : rmSync(out, { recursive: true, force: true })))
@@ -65,21 +70,22 @@ t.test('useStream shows the replay as it showed the real agent, with either hook
   await recorder.listen({ port: 0, host: '127.0.0.1' })
   const recorderUrl = `http://127.0.0.1:${(recorder.server.address() as { port: number }).port}`
   const live: Record<string, Shown[]> = {}
-  for (const hook of HOOKS) live[hook] = await converse(t, recorderUrl, hook)
+  for (const hook of Object.keys(HOOKS) as Hook[]) live[hook] = await converse(t, recorderUrl, hook)
   await recorder.close()
   closed = true
   await upstream.stop()
 
-  for (const hook of HOOKS) {
+  for (const hook of Object.keys(HOOKS) as Hook[]) {
     t.equal(live[hook][0].interrupt, '{"question":"Send the forecast for Paris?"}', `${hook}: and the interrupt`)
   }
   const replay = JSON.parse(readFileSync(join(out, 'replay', 'recorded_agent.json'), 'utf8')) as ReplayFile
   t.same(replay.turns.map((turn) => [turn.input, turn.streams.length > 0, turn.protocol.length > 0]), [
     [{ human: 'Paris' }, true, false], [{ resume: 'yes' }, true, false],
     [{ human: 'Paris' }, false, true], [{ resume: 'yes' }, false, true],
-  ], "the older hook's runs were streamed; the current hook's came as the thread's protocol events")
-  const { base } = await serveApp(t, { replay: out, replaySpeed: 'instant' })
-  for (const hook of HOOKS) {
+    [{ human: 'Paris' }, false, true], [{ resume: 'yes' }, false, true],
+  ], "the older hook's runs were streamed; the current hook's came as the thread's protocol events, over SSE and over a WebSocket")
+  const { base } = await serveApp(t, { replay: out, replaySpeed: 'instant', auth: 'off' })
+  for (const hook of Object.keys(HOOKS) as Hook[]) {
     const replayed = await converse(t, base, hook)
     t.same(replayed, live[hook], `${hook} hook: the page shows the replay as it showed the real agent, at the interrupt and after the answer`)
   }

@@ -115,6 +115,7 @@ t.test('the recording: a replay file per graph, a turn per run, the drawing and 
   t.same(replay.turns.map((turn) => turn.fork), [false, false, false, false, true], 'the fork is its own turn (from the checkpoint the second turn started from)')
   t.equal(replay.turns[4].from, replay.turns[2].from)
   t.ok((replay.graph?.nodes ?? []).some((n) => (n as { id: string }).id === 'confirm'), "the upstream's drawing is kept")
+  t.same(JSON.parse(readFileSync(join(out, 'upstream.json'), 'utf8')).problems, [], 'every read of the upstream when recording stopped answered')
   t.ok(replay.schemas && 'state_schema' in replay.schemas, 'and its schemas')
   const written = readdirSync(out, { recursive: true, withFileTypes: true }).filter((f) => f.isFile()).map((f) => readFileSync(join(f.parentPath, f.name), 'utf8')).join('\n')
   t.notOk(written.includes(KEY), 'the key is written nowhere')

@@ -13,6 +13,13 @@ export interface CapturedEvent {
   at_ms: number
 }
 
+/** A WebSocket frame as it passed: which side sent it, its data (JSON when it parses), when. */
+export interface CapturedFrame {
+  from: 'client' | 'server'
+  data: unknown
+  at_ms: number
+}
+
 export interface CapturedExchange {
   request: { method: string; path: string; body: unknown }
   response: {
@@ -22,6 +29,8 @@ export interface CapturedExchange {
     body?: unknown
     /** The events of an event stream, in order. */
     events?: CapturedEvent[]
+    /** The frames of a WebSocket (`content_type` "websocket"), both ways, in order. */
+    frames?: CapturedFrame[]
   }
   started_at: string
   duration_ms: number

@@ -79,21 +79,38 @@ export function runCreations(exchanges: CapturedExchange[]): RunCreation[] {
       continue
     }
     const commands = /^\/threads\/([^/]+)\/commands$/.exec(path)
-    const answer = exchange.response.body
-    if (!commands || !isObject(answer) || answer.type !== 'success') continue
-    const params = isObject(body.params) ? body.params : {}
-    const common = { exchange, startedAt, thread: commands[1], fork: null, streamMode: [], subgraphs: false, events: null, protocol: true }
-    if (body.method === 'run.start') {
-      const result = isObject(answer.result) ? answer.result : {}
-      found.push({ ...common, assistant: typeof params.assistant_id === 'string' ? params.assistant_id : null, runId: typeof result.run_id === 'string' ? result.run_id : null, input: params.input ?? null, command: null })
-    } else if (body.method === 'input.respond') {
-      const answers = Array.isArray(params.responses) ? params.responses.filter(isObject) : [params]
-      const resume = Object.fromEntries(answers.map((a) => [String(a.interrupt_id), a.response]))
-      const command: Command = { resume, ...(params.update !== undefined ? { update: params.update } : {}), ...(params.goto !== undefined ? { goto: params.goto } : {}) }
-      found.push({ ...common, assistant: null, runId: null, input: null, command })
+    const made = commands ? protocolRun(exchange, commands[1], body, exchange.response.body, startedAt) : null
+    if (made) found.push(made)
+  }
+  // Commands sent on a WebSocket of the session protocol, each with the answer that has its id.
+  for (const exchange of exchanges) {
+    const socket = exchange.request.method === 'GET' ? /^\/threads\/([^/]+)\/stream\/events$/.exec(pathOf(exchange)) : null
+    if (!socket || !exchange.response.frames) continue
+    const frames = exchange.response.frames
+    for (const sent of frames.filter((f) => f.from === 'client' && isObject(f.data))) {
+      const command = sent.data as Record<string, unknown>
+      const answer = frames.find((f) => f.from === 'server' && isObject(f.data) && f.data.id === command.id && f.data.type !== 'event')?.data
+      const made = protocolRun(exchange, socket[1], command, answer, Date.parse(exchange.started_at) + sent.at_ms)
+      if (made) found.push(made)
     }
   }
   return found.sort((a, b) => a.startedAt - b.startedAt)
+}
+
+/** A run the session protocol started (`run.start`, `input.respond`), from the command and its answer; null for any other command. */
+function protocolRun(exchange: CapturedExchange, thread: string, body: Record<string, unknown>, answer: unknown, startedAt: number): RunCreation | null {
+  if (!isObject(answer) || answer.type !== 'success') return null
+  const params = isObject(body.params) ? body.params : {}
+  const common = { exchange, startedAt, thread, fork: null, streamMode: [], subgraphs: false, events: null, protocol: true }
+  if (body.method === 'run.start') {
+    const result = isObject(answer.result) ? answer.result : {}
+    return { ...common, assistant: typeof params.assistant_id === 'string' ? params.assistant_id : null, runId: typeof result.run_id === 'string' ? result.run_id : null, input: params.input ?? null, command: null }
+  }
+  if (body.method !== 'input.respond') return null
+  const answers = Array.isArray(params.responses) ? params.responses.filter(isObject) : [params]
+  const resume = Object.fromEntries(answers.map((a) => [String(a.interrupt_id), a.response]))
+  const command: Command = { resume, ...(params.update !== undefined ? { update: params.update } : {}), ...(params.goto !== undefined ? { goto: params.goto } : {}) }
+  return { ...common, assistant: null, runId: null, input: null, command }
 }
 
 /** A checkpoint of a history (ThreadState) as a replay file keeps it. */
@@ -119,7 +136,9 @@ function protocolByRun(exchanges: CapturedExchange[], thread: string): Turn['pro
   const bySeq = new Map<number, { method: string; params: Record<string, unknown> }>()
   for (const exchange of exchanges) {
     if (pathOf(exchange) !== `/threads/${thread}/stream/events`) continue
-    for (const event of exchange.response.events ?? []) {
+    // Events come in an event stream, or (a WebSocket) as the server's frames.
+    const sent = [...(exchange.response.events ?? []), ...(exchange.response.frames ?? []).filter((f) => f.from === 'server')]
+    for (const event of sent) {
       const data = event.data
       if (isObject(data) && data.type === 'event' && typeof data.seq === 'number' && typeof data.method === 'string' && isObject(data.params)) bySeq.set(data.seq, { method: data.method, params: data.params })
     }

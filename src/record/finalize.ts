@@ -25,19 +25,26 @@ export interface Upstream {
 /** Reads what the replay needs from the upstream, writes upstream.json and the replay files; returns what went wrong. */
 export async function finalizeRecording(out: string, upstream: Upstream, exchanges: CapturedExchange[], manifest: { upstream: string; recorded_at: string }): Promise<string[]> {
   const problems: string[] = []
+  const attempt = async (method: string, path: string, body: unknown): Promise<unknown> => {
+    const response = await fetch(`${upstream.base}${path}`, {
+      method,
+      headers: { ...upstream.headers(), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(READ_TIMEOUT_MS),
+    })
+    if (!response.ok) throw new ReadError(`${response.status} ${(await response.text()).slice(0, 200)}`, response.status >= 500)
+    return await response.json()
+  }
+  // A read that fails on the upstream's side (5xx, a dropped connection) is tried once more.
   const read = async (method: string, path: string, body?: unknown): Promise<unknown> => {
-    try {
-      const response = await fetch(`${upstream.base}${path}`, {
-        method,
-        headers: { ...upstream.headers(), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(READ_TIMEOUT_MS),
-      })
-      if (!response.ok) throw new Error(`${response.status} ${(await response.text()).slice(0, 200)}`)
-      return await response.json()
-    } catch (error) {
-      problems.push(`${method} ${path}: ${(error as Error).cause instanceof Error ? ((error as Error).cause as Error).message : (error as Error).message}`)
-      return null
+    for (let tries = 1; ; tries++) {
+      try {
+        return await attempt(method, path, body)
+      } catch (error) {
+        if (tries < 2 && (!(error instanceof ReadError) || error.retry)) continue
+        problems.push(`${method} ${path}: ${(error as Error).cause instanceof Error ? ((error as Error).cause as Error).message : (error as Error).message}`)
+        return null
+      }
     }
   }
   const creations = runCreations(exchanges)
@@ -59,6 +66,12 @@ export async function finalizeRecording(out: string, upstream: Upstream, exchang
   writeFileSync(join(out, UPSTREAM_FILE), `${JSON.stringify(scrubbed, null, 2)}\n`)
   compileRecording(out, exchanges, scrubbed, manifest)
   return problems
+}
+
+class ReadError extends Error {
+  constructor(message: string, readonly retry: boolean) {
+    super(message)
+  }
 }
 
 /** The exchanges of a recording directory, in the order they ended. */

@@ -7,11 +7,13 @@
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { PassThrough, Readable } from 'node:stream'
+import websocket from '@fastify/websocket'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import { Clock } from '../clock.js'
 import { VERSION } from '../version.js'
 import { bodyValue, EventStreamReader, scrub, type CapturedExchange } from './capture.js'
 import { finalizeRecording, readExchanges } from './finalize.js'
+import { relaySocket } from './socket-relay.js'
 
 export interface RecorderOptions {
   /** The agent server's URL (a deployment's, or `langgraph dev`'s). */
@@ -69,10 +71,21 @@ export function buildRecorder(options: RecorderOptions): FastifyInstance {
   // Bodies pass through as they came; the recording reads them as JSON when they are.
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body))
-  app.route({
-    method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD'],
-    url: '/*',
-    handler: (request, reply) => forward(request, reply, { base, apiKey: options.apiKey, clock, write, remember, track }),
+  const forwarding = { base, apiKey: options.apiKey, clock, write, remember, track }
+  app.register(websocket, { options: { maxPayload: 64 * 1024 * 1024 } })
+  app.register(async (routes) => {
+    routes.route({
+      method: ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD'],
+      url: '/*',
+      handler: (request, reply) => forward(request, reply, forwarding),
+    })
+    // A GET may be a WebSocket (the session protocol's): relayed frame by frame.
+    routes.route({
+      method: 'GET',
+      url: '/*',
+      handler: (request, reply) => forward(request, reply, forwarding),
+      wsHandler: (socket, request) => relaySocket(socket, request, forwarding),
+    })
   })
   // When recording stops: what a replay needs from the upstream, then the replay files.
   app.addHook('onClose', async () => {
