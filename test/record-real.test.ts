@@ -3,7 +3,7 @@
 // recorded_agent (a tool call, an interrupt, then a subgraph) and resumes it; the client gets what
 // the real server sends, and the recording holds each stream event by event — the tool call's
 // chunks, the interrupt, the subgraph's namespaced events — and the state reads, with the key
-// written nowhere. (Replaying a recording is the next part of issue 16.)
+// written nowhere. Replaying what is recorded: test/replay-real.test.ts.
 
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'

@@ -11,6 +11,8 @@ export const RECORD_HELP = [
   '',
   'Serves as a proxy to a real agent server and records every exchange into <dir>.',
   'Point your app or SDK at hangar instead of the server; nothing secret is written.',
+  'When it stops (Ctrl-C), it reads each graph\'s drawing and each thread\'s history from the',
+  'server and writes <dir>/replay/<graph>.json; then `hangar --replay <dir>` serves it offline.',
   '',
   '  --upstream <url>     the agent server (e.g. http://localhost:2024 for `langgraph dev`)',
   '  --out <dir>          the recording directory (created if needed; exchanges are appended)',
@@ -79,7 +81,8 @@ export async function record(argv: readonly string[]): Promise<void> {
     process.exit(0)
   }
   const app = buildRecorder(options)
-  closeWithGrace({ delay: 10_000 }, async () => {
+  // Stopping reads the upstream (the JS dev server takes seconds to derive a graph's schemas the first time).
+  closeWithGrace({ delay: 120_000 }, async () => {
     await app.close()
   })
   try {

@@ -1,8 +1,11 @@
 // `hangar record`: hangar as a proxy in front of a real agent server. Every request a client makes
 // (the SDKs, useStream, RemoteGraph, curl) is forwarded as it is and answered with what the
 // upstream answers, streams streamed through as they come; each exchange is written to the
-// recording directory as it ends (capture.ts says what is kept, and that secrets are not). A stream
-// the upstream drops is passed on dropped, and kept as far as it went, marked partial.
+// recording directory as it ends (capture.ts says what is kept, and that secrets are not); a
+// WebSocket is relayed frame by frame (socket-relay.ts). A stream the upstream drops is passed on
+// dropped, and kept as far as it went, marked partial. When it stops, once every response passing
+// through is written, it reads what a replay needs from the upstream and compiles the replay files
+// (finalize.ts, compile.ts).
 
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
