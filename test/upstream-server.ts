@@ -62,6 +62,9 @@ function upstreamEnv(tmp: string, apiKey: string | undefined): NodeJS.ProcessEnv
     LANGCHAIN_TRACING_V2: 'false',
     LANGGRAPH_CLI_NO_ANALYTICS: '1',
     BROWSER: 'none',
+    // It derives a graph's schemas by parsing its TypeScript in a worker: about 18 s idle, and past
+    // its default 30 s limit (a 500) when the suite loads both cores.
+    LANGGRAPH_SCHEMA_RESOLVE_TIMEOUT_MS: '170000',
   })
   for (const name of ['LANGSMITH_API_KEY', 'LANGCHAIN_API_KEY', 'LANGSMITH_ENDPOINT', 'LANGCHAIN_ENDPOINT', 'LANGGRAPH_CONFIG', 'LANGGRAPH_NODE_LOADER']) {
     delete env[name]

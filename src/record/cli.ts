@@ -82,7 +82,7 @@ export async function record(argv: readonly string[]): Promise<void> {
   }
   const app = buildRecorder(options)
   // Stopping reads the upstream (the JS dev server takes seconds to derive a graph's schemas the first time).
-  closeWithGrace({ delay: 120_000 }, async () => {
+  closeWithGrace({ delay: 400_000 }, async () => {
     await app.close()
   })
   try {

@@ -12,8 +12,8 @@ import { compileRecording, runCreations, type UpstreamSnapshot } from './compile
 
 export const UPSTREAM_FILE = 'upstream.json'
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-/** How long one read of the upstream may take (the JS dev server derives a graph's schemas on first ask: seconds). */
-const READ_TIMEOUT_MS = 90_000
+/** How long one read of the upstream may take (the JS dev server derives a graph's schemas on first ask: 20 s or more). */
+const READ_TIMEOUT_MS = 180_000
 
 export interface Upstream {
   base: string
