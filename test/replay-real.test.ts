@@ -204,6 +204,16 @@ t.test('an input the recording has not seen ends the run with an error naming th
   t.match(resumed.at(-1)!.data.message, /no run for resume "maybe" after checkpoint [0-9a-f-]{36}\. The closest input recorded there is resume "yes"\./, 'mid-conversation, the closest answer recorded at that point')
   await t.rejects(client.runs.wait(null, 'recorded_agent', { input: { messages: [{ role: 'human', content: 'Oslo' }] } }), /ReplayMissError: The recording of recorded_agent has no run for "Oslo"/, '/wait answers the miss as its error (the SDK raises it)')
 
+  // A run of the session protocol, on an input recorded only as run streams: its client would read nothing.
+  const protocolThread = (await client.threads.create()).thread_id
+  const command = await fetch(`${base}/threads/${protocolThread}/commands`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': API_KEY },
+    body: JSON.stringify({ id: 1, method: 'run.start', params: { assistant_id: 'recorded_agent', input: { messages: [{ type: 'human', content: 'Paris' }] } } }),
+  })
+  const { result } = await command.json() as { result: { run_id: string } }
+  t.match(await client.runs.join(protocolThread, result.run_id), { __error__: { error: 'ReplayMissError', message: /^The recording of recorded_agent has "Paris" only as run streams; this run came through the session protocol/ } }, 'a protocol run on an input recorded only as run streams is a miss too')
+
   const debug = await collect(client.runs.stream((await client.threads.create()).thread_id, 'recorded_agent', { ...PARIS, streamMode: ['debug'] }))
   t.equal(debug.at(-1)!.data.error, 'ReplayMissError')
   t.match(debug.at(-1)!.data.message, /has "Paris" streamed with stream_mode \[values, updates, messages-tuple\] with subgraphs; this run asks for \[debug\] with subgraphs\. Record it again streaming those modes/, 'modes it was never streamed with are a miss too, not a silent gap')

@@ -80,6 +80,12 @@ export async function* replayRun(replay: ReplayFile, request: RunRequest, option
       message: `The recording of ${replay.graph_id} has ${describeInput(input)} streamed with stream_mode ${[...new Set(recorded)].join(' or ')}; this run asks for [${request.streamModes.join(', ')}]${request.subgraphs ? ' with subgraphs' : ''}. Record it again streaming those modes (${replay.recorded_from}).`,
     })
   }
+  if (chosen === 'no protocol') {
+    return yield* fail(request, {
+      error: 'ReplayMissError',
+      message: `The recording of ${replay.graph_id} has ${describeInput(input)} only as run streams; this run came through the session protocol (run.start, input.respond: useStream's current hook), whose events were not recorded for it. Record it through the session protocol (${replay.recorded_from}).`,
+    })
+  }
   const { turn, stream } = chosen
   const ids = new ReplayIds(request.ids.run_id, givenIds(turn, request, start ?? null))
   // Events of a mode the recorded stream asked for and this run does not are left out; the rest
@@ -128,15 +134,17 @@ type RecordedStream = Turn['streams'][number]
  * stream: a fork's turn for a fork; one streamed with every mode the run asks for (and subgraphs
  * as it asks); else one never streamed (a run waited for: the run's events were never seen);
  * for a run of the session protocol, which reads the protocol's events, one that has them.
- * `missing` when every turn was streamed, none with those modes.
+ * `missing` when every turn was streamed, none with those modes; `no protocol` when a protocol
+ * run finds no turn whose protocol events were recorded.
  */
-function chooseTurn(matching: Turn[], request: RunRequest): { turn: Turn; stream: RecordedStream | null } | 'missing' {
+function chooseTurn(matching: Turn[], request: RunRequest): { turn: Turn; stream: RecordedStream | null } | 'missing' | 'no protocol' {
   const forks = matching.filter((t) => t.fork === request.forked)
   const pool = forks.length > 0 ? forks : matching
   const modes = (s: RecordedStream) => new Set(s.stream_mode.length === 0 ? ['values'] : s.stream_mode)
   const overlap = (s: RecordedStream) => request.streamModes.filter((m) => modes(s).has(m)).length
   if (request.protocolRun) {
-    const turn = pool.find((t) => t.protocol.length > 0) ?? pool[0]
+    const turn = pool.find((t) => t.protocol.length > 0)
+    if (!turn) return 'no protocol'
     return { turn, stream: turn.streams.length === 0 ? null : turn.streams.reduce((a, b) => (overlap(b) > overlap(a) ? b : a)) }
   }
   for (const turn of pool) {
