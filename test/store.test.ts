@@ -3,9 +3,10 @@
 // their timestamps, ttl on hangar's clock (never slept), search with filters, operators, pages and
 // a query, namespace listings, one store per agent server, resets, and every refusal's body.
 
+import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { Client } from '@langchain/langgraph-sdk'
-import { dockerDeployment, serveApp, START, TENANT_A, TENANT_B } from './helpers.js'
+import { buildTestApp, clientFor, dockerDeployment, serveApp, START, TENANT_A, TENANT_B } from './helpers.js'
 
 const MINUTE = 60_000
 const at = (ms: number) => new Date(START + ms).toISOString()
@@ -269,4 +270,23 @@ t.test('bad requests get the real refusals: label rules as a sentence, schema er
   t.same(await answer('POST', '/store/items/search'), [422, { detail: [{ type: 'missing', loc: ['body'], msg: 'Field required', input: null }] }], 'the document requires a body')
   const nothing = await call('POST', '/store/items/search', { namespace_prefix: [] })
   t.same(nothing.body, { items: [] }, 'and none of the refused writes was stored')
+})
+
+t.test('items and their expiry outlive a restart of hangar on the same database file', async (t) => {
+  const db = join(t.testdir(), 'store.db')
+  const { app: first, clock } = buildTestApp({ config: { db } })
+  await first.ready()
+  const before = clientFor(first)
+  t.equal((await before.put('/store/items', { namespace: ['keep'], key: 'k', value: { v: 1 } })).status, 204)
+  t.equal((await before.put('/store/items', { namespace: ['keep'], key: 'ttl', value: { v: 2 }, ttl: 1 })).status, 204)
+  await first.close()
+
+  const { app: second } = buildTestApp({ clock, config: { db } })
+  t.teardown(() => second.close())
+  await second.ready()
+  const after = clientFor(second)
+  t.same((await after.get('/store/items?key=k&namespace=keep')).body.value, { v: 1 })
+  t.same((await after.get('/store/items?key=ttl&namespace=keep&refresh_ttl=false')).body.value, { v: 2 })
+  clock.advance(MINUTE)
+  t.same((await after.get('/store/items?key=ttl&namespace=keep')).body, null, 'its ttl ran on across the restart')
 })
