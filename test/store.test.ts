@@ -160,6 +160,10 @@ t.test('a query ranks items by the share of its words they hold, with that score
   const raw = await call('POST', '/store/items/search', { namespace_prefix: ['m'], query: 'sky', limit: 1 })
   t.same(Object.keys(raw.body.items[0]), ['namespace', 'key', 'value', 'created_at', 'updated_at', 'score'])
   t.same(keysOf(await client.store.searchItems(['m'], { query: '' })), ['title', 'hidden', 'none', 'both', 'apples'], 'an empty query lists, without scores')
+  await client.store.putItem(['lists'], 'tagged', { tags: ['Green', 'pears'], note: 'apples' }, { index: ['tags[*]'] })
+  await client.store.putItem(['lists'], 'last', { tags: ['red', 'apples'] }, { index: ['tags[-1]'] })
+  t.same((await client.store.searchItems(['lists'], { query: 'green apples' })).items.map((i) => [i.key, i.score]), [['last', 0.5], ['tagged', 0.5]],
+    'every element of a list ([*]) or one from its end ([-1]); the unindexed note does not count; the tie in listing order')
 })
 
 t.test('namespaces are listed by prefix, suffix (with * for any label) and depth, sorted and paged', async (t) => {
