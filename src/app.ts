@@ -37,6 +37,7 @@ import { oauthCallbackRoutes, oauthConsentRoutes } from './routes/oauth-browser.
 import { declareSecurity, leaveOutOfDocs, openapiDocument, openapiRoute } from './routes/openapi.js'
 import { protocolRoutes } from './routes/protocol.js'
 import { runRoutes } from './routes/runs.js'
+import { storeRoutes } from './routes/store.js'
 import { systemRoutes } from './routes/system.js'
 import { threadStreamRoutes } from './routes/thread-stream.js'
 import { threadRoutes } from './routes/threads.js'
@@ -155,6 +156,7 @@ export function buildApp(options: AppOptions = {}): App {
       gated.register(runRoutes, services)
       gated.register(protocolRoutes, services)
       gated.register(threadStreamRoutes, services)
+      gated.register(storeRoutes, services)
     })
   }
   // The agent server at the root paths, where a frontend developer points the SDK...

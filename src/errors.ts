@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { Conflict, DomainError, Expired, NotFound, NotServing, RuleViolation, ThreadBusy } from './domain/errors.js'
+import { Conflict, DomainError, Expired, NotFound, NotServing, RuleViolation, ThreadBusy, Unprocessable } from './domain/errors.js'
 
 import type { PydanticError } from './validation/pydantic-error.js'
 
@@ -59,6 +59,7 @@ const DOMAIN_STATUS: ReadonlyMap<DomainErrorKind, number> = new Map<DomainErrorK
   [Conflict, 409],
   [Expired, 410],
   [ThreadBusy, 422],
+  [Unprocessable, 422],
   [NotServing, 503],
 ])
 

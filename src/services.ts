@@ -6,6 +6,7 @@
 import type { Logger } from 'pino'
 import { DeployedAgents } from './agent/deployed-agents.js'
 import { createEngine } from './agent/engine.js'
+import { AgentStore } from './agent/long-term-store.js'
 import { loadReplays } from './agent/replay-file.js'
 import { ProtocolCommands } from './agent/protocol-commands.js'
 import { RunExecutor } from './agent/run-executor.js'
@@ -37,6 +38,7 @@ import { OAuthProviderRepository } from './store/oauth-providers.js'
 import { OAuthTokenRepository } from './store/oauth-tokens.js'
 import { ReadCache } from './store/read-cache.js'
 import { RunRepository } from './store/runs.js'
+import { StoreItemRepository } from './store/store-items.js'
 import { ThreadEventRepository } from './store/thread-events.js'
 import { ThreadRepository } from './store/threads.js'
 import { WorkspaceRepository } from './store/workspaces.js'
@@ -89,6 +91,8 @@ export interface Services {
   readonly runRequests: RunRequests
   readonly deployedAgents: DeployedAgents
   readonly openStreams: OpenStreams
+  /** Each agent server's store (long-term memory). */
+  readonly store: AgentStore
 
   // Feedback on runs.
   readonly feedback: FeedbackRepository
@@ -151,6 +155,7 @@ function wire({ config, clock, log, startedAt, fixtures, engine, db }: { config:
   const assistants = new AssistantRepository(db, clock)
   const threads = new ThreadRepository(db, clock)
   const runs = new RunRepository(db, clock)
+  const store = new AgentStore({ items: new StoreItemRepository(db), clock })
   const feedback = new FeedbackRepository(db, clock)
   const feedbackService = new FeedbackService({
     feedback, runs, threads, clock, ttlSeconds: config.feedbackTtl, workspaceOf: (deploymentId) => deployments.tenantOf(deploymentId),
@@ -188,7 +193,7 @@ function wire({ config, clock, log, startedAt, fixtures, engine, db }: { config:
     config, clock, log, startedAt, db, transaction, stateful, seed,
     bus, journal, faults, controls,
     fixtures, workspaces, seeder, deployments, deploymentReads: new ReadCache<string>(db), listeners, providers, tokens, oauth, callers: new CallerIds(),
-    engine, assistants, threads, runs, executor, threadLog, protocolCommands, runRequests, deployedAgents, openStreams,
+    engine, assistants, threads, runs, executor, threadLog, protocolCommands, runRequests, deployedAgents, openStreams, store,
     feedback, feedbackService,
   }
 }

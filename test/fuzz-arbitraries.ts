@@ -570,12 +570,20 @@ export interface Answer {
 export const NOT_SERVING = /^Deployment ID [^ ]+ is not serving yet: no revision of it is DEPLOYED\.$/
 /** A 422 whose detail is a sentence (README: a busy thread under multitask_strategy "reject"). */
 export const BUSY = 'Thread is already running a task. Wait for it to finish or choose a different multitask strategy.'
-/** Every 422 whose detail is a sentence: a busy thread, and the combinations `POST /runs/cancel` refuses (README). */
-const SENTENCE_422S: readonly unknown[] = [
+/**
+ * Every 422 whose detail is a sentence: a busy thread, the combinations `POST /runs/cancel` refuses
+ * (README), and the store's rules on namespaces and filter operators (docs/agent-server-wire.md).
+ */
+const SENTENCE_422S: readonly (string | RegExp)[] = [
   BUSY,
   "Cannot specify 'thread_id' or 'run_ids' when using 'status'",
   "Must provide either a status or both 'thread_id' and 'run_ids'",
+  /^Namespace labels cannot be empty or contain periods\. Received: /s,
+  'Namespace is required',
+  /^Root label for namespace cannot be "langgraph"\. Received: /s,
+  /^Unsupported operator: /s,
 ]
+const isSentence422 = (detail: unknown) => typeof detail === 'string' && SENTENCE_422S.some((sentence) => (typeof sentence === 'string' ? sentence === detail : sentence.test(detail)))
 const LOCS = ['body', 'query', 'path', 'header']
 
 /** What is wrong with an answer: a 5xx, or an error body that is not the real service's. Empty when fine. */
@@ -611,7 +619,7 @@ export function problemsOf(request: FuzzRequest, answer: Answer): string[] {
   if (!json()) return [...problems, `${status} with a body that is not JSON: ${truncate(answer.body, 200)}`]
   if (!isObject(parsed) || Object.keys(parsed).join() !== 'detail') return [...problems, `${status} body is not {"detail": …}: ${truncate(answer.body, 200)}`]
   const detail = parsed.detail
-  if (status === 422 && !SENTENCE_422S.includes(detail)) {
+  if (status === 422 && !isSentence422(detail)) {
     if (!Array.isArray(detail) || detail.length === 0) problems.push(`422 detail is not a non-empty list: ${truncate(answer.body, 200)}`)
     else {
       for (const e of detail) {

@@ -84,6 +84,9 @@ async function buildWorld(app: App): Promise<World> {
     await ok('run', 200, api.post(`${base}/threads/${thread}/runs/wait`, { assistant_id: 'agent', input: { messages: [{ role: 'user', content: 'hello' }] }, feedback_keys: ['helpful'] }))
     const run = (await ok('runs', 200, api.get(`${base}/threads/${thread}/runs`)))[0].run_id as string
     const checkpoint = (await ok('state', 200, api.get(`${base}/threads/${thread}/state`))).checkpoint_id as string
+    // Items in its store, one of them with a ttl, for the store's routes to find.
+    await ok('store item', 204, api.put(`${base}/store/items`, { namespace: ['users', 'u1'], key: 'prefs', value: { theme: 'dark', n: 1 } }))
+    await ok('store item with a ttl', 204, api.put(`${base}/store/items`, { namespace: ['users', 'u2', 'notes'], key: 'n1', value: { text: 'hello' }, ttl: 5 }))
     return { thread, run, checkpoint }
   }
   const root = await agentWorld('')
@@ -156,6 +159,14 @@ async function buildWorld(app: App): Promise<World> {
   refuse('a metadata patch of a thread without checkpoints', 'PATCH', `/threads/${bare}/state`, { metadata: { a: 1 } })
   refuse('a metadata patch of an unknown checkpoint', 'PATCH', `/threads/${root.thread}/state`, { metadata: { a: 1 }, checkpoint_id: SAMPLE_UUID })
   refuse('a search extract path outside the thread', 'POST', '/threads/search', { extract: { a: 'state.messages' } })
+  refuse('a store namespace label with a period', 'PUT', '/store/items', { namespace: ['users.u1'], key: 'k', value: { a: 1 } })
+  refuse('an empty store namespace label', 'DELETE', '/store/items', { namespace: ['users', ''], key: 'prefs' })
+  refuse('an empty store namespace', 'PUT', '/store/items', { namespace: [], key: 'k', value: {} })
+  refuse('the reserved store namespace root', 'PUT', '/store/items', { namespace: ['langgraph'], key: 'k', value: {} })
+  refuse('an empty label in a store read', 'GET', '/store/items?key=prefs&namespace=users..u1')
+  refuse('a store search prefix with a period', 'POST', '/store/items/search', { namespace_prefix: ['a.b'] })
+  refuse('a store filter operator the store does not know', 'POST', '/store/items/search', { namespace_prefix: ['users'], filter: { n: { $in: [1] } } })
+  refuse('a namespace suffix with an empty label', 'POST', '/store/namespaces', { suffix: [''] })
   refuse('runs to cancel by status and by id at once', 'POST', '/runs/cancel', { status: 'all', thread_id: root.thread, run_ids: [root.run] })
   refuse('runs to cancel by a thread without run ids', 'POST', '/runs/cancel', { thread_id: root.thread })
   refuse('no run to cancel', 'POST', '/runs/cancel?action=rollback', { status: 'running' })

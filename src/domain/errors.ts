@@ -16,6 +16,9 @@ export class NotFound extends DomainError {}
 /** A rule of the real service beyond its schemas was broken (400). */
 export class RuleViolation extends DomainError {}
 
+/** The request is well-formed but the real service refuses what it holds with a 422 and a sentence (a store namespace label with a period). */
+export class Unprocessable extends DomainError {}
+
 /** The request would create something that already exists (409). */
 export class Conflict extends DomainError {}
 

@@ -2,7 +2,8 @@ import type { Db } from './db.js'
 
 /**
  * The data of whole agent servers (scopes): their assistants, threads (with their checkpoints,
- * runs and run events, by cascade), and the feedback tokens and feedback on their runs. Removed
+ * runs and run events, by cascade), the feedback tokens and feedback on their runs, and the items
+ * of their stores. Removed
  * together when a deployment goes, or its workspace is reset.
  */
 export class AgentDataRepository {
@@ -18,6 +19,7 @@ export class AgentDataRepository {
       `DELETE FROM threads WHERE scope IN (${scopes})`,
       `DELETE FROM runs WHERE scope IN (${scopes})`,
       `DELETE FROM assistants WHERE scope IN (${scopes})`,
+      `DELETE FROM store_items WHERE scope IN (${scopes})`,
     ].map((sql) => db.prepare<[string]>(sql))
   }
 

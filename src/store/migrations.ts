@@ -318,6 +318,29 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE checkpoints ADD COLUMN checkpoint_ns TEXT NOT NULL DEFAULT '';
   CREATE INDEX checkpoints_by_ns ON checkpoints (thread_seq, checkpoint_ns, seq);
   `,
+
+  // 9: the agent server's store (long-term memory), per scope like the rest of an agent server's
+  // data. A namespace is kept as its labels joined by '.', which no label may contain, so a prefix
+  // of labels is a prefix of the text. `ttl_minutes` is what the client asked for; `expires_at`
+  // (epoch ms, NULL: never) moves when a read refreshes it. An item written again gets a new `seq`,
+  // so `updated_at DESC, seq DESC` lists the most recently written first even on a frozen clock.
+  `
+  CREATE TABLE store_items (
+    seq          INTEGER PRIMARY KEY,
+    scope        TEXT NOT NULL,
+    namespace    TEXT NOT NULL,
+    key          TEXT NOT NULL,
+    value        TEXT NOT NULL,
+    index_fields TEXT,
+    ttl_minutes  REAL,
+    expires_at   INTEGER,
+    created_at   INTEGER NOT NULL,
+    updated_at   INTEGER NOT NULL,
+    UNIQUE (scope, namespace, key)
+  ) STRICT;
+  CREATE INDEX store_items_by_update ON store_items (scope, updated_at, seq);
+  CREATE INDEX store_items_expiring ON store_items (expires_at) WHERE expires_at IS NOT NULL;
+  `,
 ]
 
 export function migrate(db: Db) {

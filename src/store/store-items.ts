@@ -1,0 +1,135 @@
+import type { Db } from './db.js'
+
+/** One item of an agent server's store, as kept: its namespace as the labels joined by '.'. */
+export interface StoreItemRecord {
+  seq: number
+  /** The labels joined by '.' (no label holds one). */
+  namespace: string
+  key: string
+  /** The JSON text of the value (an object). */
+  value: string
+  /** The JSON text of the item's `index`: null (the whole value), `false`, or a list of field paths. */
+  indexFields: string | null
+  ttlMinutes: number | null
+  /** Epoch ms after which the item is gone; null: never. */
+  expiresAt: number | null
+  createdAt: number
+  updatedAt: number
+}
+
+interface Row {
+  seq: number
+  namespace: string
+  key: string
+  value: string
+  index_fields: string | null
+  ttl_minutes: number | null
+  expires_at: number | null
+  created_at: number
+  updated_at: number
+}
+
+export interface StoreItemWrite {
+  namespace: string
+  key: string
+  value: string
+  indexFields: string | null
+  ttlMinutes: number | null
+  expiresAt: number | null
+}
+
+const toRecord = (row: Row): StoreItemRecord => ({
+  seq: row.seq,
+  namespace: row.namespace,
+  key: row.key,
+  value: row.value,
+  indexFields: row.index_fields,
+  ttlMinutes: row.ttl_minutes,
+  expiresAt: row.expires_at,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+})
+
+const COLUMNS = 'seq, namespace, key, value, index_fields, ttl_minutes, expires_at, created_at, updated_at'
+/** Rows still alive at @now. */
+const ALIVE = '(expires_at IS NULL OR expires_at > @now)'
+
+/**
+ * The agent servers' stores (long-term memory), one per scope. Items past their expiry are never
+ * read; they are removed on the next write. "Not found" is undefined.
+ */
+export class StoreItemRepository {
+  readonly #db: Db
+  readonly #sql
+
+  constructor(db: Db) {
+    this.#db = db
+    this.#sql = {
+      get: db.prepare<{ scope: string; namespace: string; key: string; now: number }, Row>(
+        `SELECT ${COLUMNS} FROM store_items WHERE scope = @scope AND namespace = @namespace AND key = @key AND ${ALIVE}`,
+      ),
+      createdAt: db.prepare<{ scope: string; namespace: string; key: string; now: number }, number>(
+        `SELECT created_at FROM store_items WHERE scope = @scope AND namespace = @namespace AND key = @key AND ${ALIVE}`,
+      ).pluck(),
+      remove: db.prepare<{ scope: string; namespace: string; key: string }>('DELETE FROM store_items WHERE scope = @scope AND namespace = @namespace AND key = @key'),
+      insert: db.prepare(
+        `INSERT INTO store_items (scope, namespace, key, value, index_fields, ttl_minutes, expires_at, created_at, updated_at)
+         VALUES (@scope, @namespace, @key, @value, @indexFields, @ttlMinutes, @expiresAt, @createdAt, @now)`,
+      ),
+      expire: db.prepare<{ now: number }>('DELETE FROM store_items WHERE expires_at <= @now'),
+      setExpiry: db.prepare<{ seq: number; expiresAt: number }>('UPDATE store_items SET expires_at = @expiresAt WHERE seq = @seq'),
+      // Under a prefix of labels ('' is every namespace), the most recently written first.
+      under: db.prepare<{ scope: string; prefix: string; now: number }, Row>(
+        `SELECT ${COLUMNS} FROM store_items
+          WHERE scope = @scope AND ${ALIVE}
+            AND (@prefix = '' OR namespace = @prefix OR substr(namespace, 1, length(@prefix) + 1) = @prefix || '.')
+          ORDER BY updated_at DESC, seq DESC`,
+      ),
+      namespaces: db.prepare<{ scope: string; now: number }, string>(
+        `SELECT DISTINCT namespace FROM store_items WHERE scope = @scope AND ${ALIVE}`,
+      ).pluck(),
+    }
+  }
+
+  /** The live item at this namespace and key, if any. */
+  get(scope: string, namespace: string, key: string, now: number): StoreItemRecord | undefined {
+    const row = this.#sql.get.get({ scope, namespace, key, now })
+    return row && toRecord(row)
+  }
+
+  /**
+   * Writes an item (created, or replaced keeping its `created_at`), after removing every expired
+   * item of every scope, in one transaction. An item that had expired is created anew.
+   */
+  put(scope: string, item: StoreItemWrite, now: number): void {
+    this.#db.transaction(() => {
+      const createdAt = this.#sql.createdAt.get({ scope, namespace: item.namespace, key: item.key, now }) ?? now
+      this.#sql.expire.run({ now })
+      this.#sql.remove.run({ scope, namespace: item.namespace, key: item.key })
+      this.#sql.insert.run({ scope, ...item, createdAt, now })
+    })()
+  }
+
+  /** Removes the item; nothing happens when there is none. */
+  delete(scope: string, namespace: string, key: string): void {
+    this.#sql.remove.run({ scope, namespace, key })
+  }
+
+  /** Moves the expiry of these items (one transaction). */
+  setExpiry(expiries: readonly { seq: number; expiresAt: number }[]): void {
+    if (expiries.length === 0) return
+    this.#db.transaction(() => {
+      for (const each of expiries) this.#sql.setExpiry.run(each)
+    })()
+  }
+
+  /** The live items whose namespace is `prefix` or lies under it ('' for all), most recently written first. */
+  under(scope: string, prefix: string, now: number): StoreItemRecord[] {
+    return this.#sql.under.all({ scope, prefix, now }).map(toRecord)
+  }
+
+  /** Every namespace that holds a live item, in no particular order. */
+  namespaces(scope: string, now: number): string[] {
+    return this.#sql.namespaces.all({ scope, now })
+  }
+}
