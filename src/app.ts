@@ -38,6 +38,7 @@ import { declareSecurity, leaveOutOfDocs, openapiDocument, openapiRoute } from '
 import { protocolRoutes } from './routes/protocol.js'
 import { runRoutes } from './routes/runs.js'
 import { storeRoutes } from './routes/store.js'
+import { runTraceRoutes, runV2Routes, tracingInfoRoutes } from './routes/run-traces.js'
 import { systemRoutes } from './routes/system.js'
 import { threadStreamRoutes } from './routes/thread-stream.js'
 import { threadRoutes } from './routes/threads.js'
@@ -185,18 +186,28 @@ export function buildApp(options: AppOptions = {}): App {
   }, { prefix: '/_hangar' })
   app.register(inspectorRoutes, { prefix: '/_hangar/ui' })
 
-  // Feedback on runs, as the tracing service serves it: token submissions need no credentials.
+  // The tracing service: feedback on runs (token submissions need no credentials), the agent
+  // server's runs as traces and their projects. Its /info only under /api/v1: the root one is the
+  // agent server's.
   for (const prefix of TRACING_PREFIXES) {
     app.register(async (copy) => {
       if (prefix === '') leaveOutOfDocs(copy)
+      else copy.register(tracingInfoRoutes)
       copy.register(feedbackTokenRoutes, services)
       copy.register(async (scope) => {
         scope.addHook('onRequest', controlPlaneAuth(config, { callers: services.callers }))
         declareSecurity(scope, controlPlaneSecurity(config))
         await scope.register(tracingRoutes, services)
+        await scope.register(runTraceRoutes, services)
       })
     }, { prefix })
   }
+  // The v2 runs API, where the clients' generated half calls it (their endpoint without /api/v1).
+  app.register(async (scope) => {
+    scope.addHook('onRequest', controlPlaneAuth(config, { callers: services.callers }))
+    declareSecurity(scope, controlPlaneSecurity(config))
+    await scope.register(runV2Routes, services)
+  })
 
   return app as unknown as App
 }

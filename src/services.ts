@@ -21,6 +21,8 @@ import { RequestJournal } from './admin/journal.js'
 import type { Clock } from './clock.js'
 import type { Config } from './config.js'
 import { FeedbackService } from './domain/feedback.js'
+import { RunTraces } from './domain/run-traces.js'
+import { TracingProjects } from './domain/tracing-projects.js'
 import { CallerIds } from './domain/oauth.js'
 import { OAuthFlows } from './domain/oauth-flows.js'
 import { loadFixtures, WorkspaceSeeder, type Fixtures } from './fixtures.js'
@@ -94,9 +96,11 @@ export interface Services {
   /** Each agent server's store (long-term memory). */
   readonly store: AgentStore
 
-  // Feedback on runs.
+  // Feedback on runs, and the runs as the tracing service shows them.
   readonly feedback: FeedbackRepository
   readonly feedbackService: FeedbackService
+  readonly tracingProjects: TracingProjects
+  readonly runTraces: RunTraces
 }
 
 /** Builds every service; nothing listens yet. `close()` through `stateful` releases them. */
@@ -157,9 +161,13 @@ function wire({ config, clock, log, startedAt, fixtures, engine, db }: { config:
   const runs = new RunRepository(db, clock)
   const store = new AgentStore({ items: new StoreItemRepository(db), clock })
   const feedback = new FeedbackRepository(db, clock)
-  const feedbackService = new FeedbackService({
-    feedback, runs, threads, clock, ttlSeconds: config.feedbackTtl, workspaceOf: (deploymentId) => deployments.tenantOf(deploymentId),
+  const tracingProjects = new TracingProjects({
+    workspaceOf: (deploymentId) => deployments.tenantOf(deploymentId),
+    deploymentName: (workspace, deploymentId) => deployments.get(workspace, deploymentId)?.name,
+    deploymentsOf: (workspace) => deployments.idsOf(workspace),
   })
+  const feedbackService = new FeedbackService({ feedback, runs, projects: tracingProjects, clock, ttlSeconds: config.feedbackTtl })
+  const runTraces = new RunTraces({ runs, threads, feedback, projects: tracingProjects, clock })
   const openStreams = new OpenStreams()
   stateful.register({ shutdown: () => openStreams.close(STREAM_CLOSE_GRACE_MS) })
   const threadLog = new ThreadLog({ events: new ThreadEventRepository(db), threads, clock })
@@ -194,6 +202,6 @@ function wire({ config, clock, log, startedAt, fixtures, engine, db }: { config:
     bus, journal, faults, controls,
     fixtures, workspaces, seeder, deployments, deploymentReads: new ReadCache<string>(db), listeners, providers, tokens, oauth, callers: new CallerIds(),
     engine, assistants, threads, runs, executor, threadLog, protocolCommands, runRequests, deployedAgents, openStreams, store,
-    feedback, feedbackService,
+    feedback, feedbackService, tracingProjects, runTraces,
   }
 }

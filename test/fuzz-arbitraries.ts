@@ -38,14 +38,14 @@ const familyOf = (path: string): Family => {
   if (path.startsWith('/_hangar/')) return 'admin'
   if (path.startsWith('/v2/auth/')) return 'auth'
   if (path.startsWith('/v2/') || path.startsWith('/v1/')) return 'control-plane'
-  if (path.startsWith('/api/v1/')) return 'feedback'
+  if (path.startsWith('/api/v1/') || path.startsWith('/api/v2/')) return 'feedback'
   if (AGENT_PATH.test(path)) return 'agent'
   return 'system'
 }
 
 /** Routes that take no credentials: health and info, the emulator's own, the OAuth browser steps, token submissions. */
 function isGated(method: string, path: string): boolean {
-  if (/(^|\/agent)\/(ok|info)$/.test(path)) return false
+  if (/(^|\/agent|^\/api\/v1)\/(ok|info)$/.test(path)) return false
   if (path.startsWith('/_hangar/')) return false
   if (method === 'GET' && /\/v2\/auth\/(callback|setup)\/\{provider_id\}$/.test(path)) return false
   if (/\/feedback\/tokens\/\{token\}$/.test(path)) return false
@@ -84,7 +84,8 @@ export function operationsFrom(doc: Schema): Operation[] {
       add(method, path, family, params, op)
       if ((family === 'control-plane' || family === 'auth') && !path.startsWith('/_hangar/')) add(method, `/api-host${path}`, family, params, op)
       if (family === 'agent') add(method, DEPLOYED_PREFIX + path, 'deployed-agent', [DEPLOYED_PARAM, ...params], op)
-      if (path.startsWith('/api/v1/')) add(method, path.slice('/api/v1'.length), 'feedback', params, op)
+      // The tracing service's routes without /api/v1 too, but for its /info: the root one is the agent server's.
+      if (path.startsWith('/api/v1/') && path !== '/api/v1/info') add(method, path.slice('/api/v1'.length), 'feedback', params, op)
     }
   }
   // Served but not documented: the document itself and the page over it.

@@ -97,6 +97,7 @@ async function buildWorld(app: App): Promise<World> {
   const assistant = (await ok('assistant', 200, api.post('/assistants', { graph_id: 'agent', name: 'fuzzed' }))).assistant_id as string
   const token = (await ok('feedback tokens', 200, api.get(`/api/v1/feedback/tokens?run_id=${root.run}`)))[0].id as string
   const feedback = (await ok('feedback', 200, api.post(`/api/v1/feedback/tokens/${token}`, { score: 1 }))).id as string
+  const projectOfRoot = (await ok('run trace', 200, api.get(`/api/v1/runs/${root.run}`))).session_id as string
 
   const ids: Record<string, string[]> = {
     deployment_id: [ready.id, github.id, broken.id],
@@ -114,6 +115,7 @@ async function buildWorld(app: App): Promise<World> {
     checkpoint_id: [root.checkpoint, deployed.checkpoint],
     token: [token],
     feedback_id: [feedback],
+    session_id: [projectOfRoot],
     fault_id: [],
     file: ['index.html', 'swagger-ui.css'],
   }
@@ -184,7 +186,20 @@ async function buildWorld(app: App): Promise<World> {
     refuse('a feedback id is unique', 'POST', `${prefix}/feedback`, { key: 'k', id: feedback })
     refuse('an unknown feedback token', 'POST', `${prefix}/feedback/tokens/${SAMPLE_UUID}`, { score: 1 })
     refuse('an unknown feedback token (GET)', 'GET', `${prefix}/feedback/tokens/${SAMPLE_UUID}?score=1`)
+    refuse('an update of unknown feedback', 'PATCH', `${prefix}/feedback/${SAMPLE_UUID}`, { score: 1 })
+    refuse('a deletion of unknown feedback', 'DELETE', `${prefix}/feedback/${SAMPLE_UUID}`)
+    refuse('feedback naming a project that is not its run\'s', 'POST', `${prefix}/feedback`, { key: 'k', run_id: root.run, session_id: SAMPLE_UUID })
+    refuse('feedback on a project alone', 'POST', `${prefix}/feedback`, { key: 'k', session_id: SAMPLE_UUID })
+    refuse('an unknown run trace', 'GET', `${prefix}/runs/${SAMPLE_UUID}`)
+    refuse('a run query over an unknown project', 'POST', `${prefix}/runs/query`, { session: [SAMPLE_UUID] })
+    refuse('a run filter that does not parse', 'POST', `${prefix}/runs/query`, { filter: 'eq(name, "agent"' })
+    refuse('a run filter on an unknown field', 'POST', `${prefix}/runs/query`, { filter: 'gt(total_tokens, 5)' })
+    refuse('a full-text run query', 'POST', `${prefix}/runs/query`, { query: 'hello' })
+    refuse('a run query cursor hangar did not write', 'POST', `${prefix}/runs/query`, { cursor: 'bm90IGEgY3Vyc29y' })
+    refuse('an unknown project', 'GET', `${prefix}/sessions/${SAMPLE_UUID}`)
   }
+  refuse('a v2 run in a project that does not hold it', 'GET', `/api/v2/runs/${root.run}?project_id=${SAMPLE_UUID}`)
+  refuse('an unknown v2 run', 'GET', `/api/v2/runs/${SAMPLE_UUID}?project_id=${SAMPLE_UUID}`)
   refuse('set needs "to"', 'POST', '/_hangar/clock', { action: 'set' })
   refuse('advance needs "ms"', 'POST', '/_hangar/clock', { action: 'advance' })
   refuse('set needs an instant', 'POST', '/_hangar/clock', { action: 'set', to: 'garbage' })

@@ -345,7 +345,10 @@ export class RunExecutor {
         runs.setStatus(run, 'error')
         threads.setStatus(thread.seq, 'error', outcome.error)
       } else {
-        for (const extra of this.#o.onSuccess?.(run, live.publicBase) ?? []) logged.push(runs.append(run, extra.event, extra.data))
+        for (const extra of this.#o.onSuccess?.(run, live.publicBase) ?? []) {
+          logged.push(runs.append(run, extra.event, extra.data))
+          if (extra.event === 'feedback') live.result = { ...live.result, __feedback__: extra.data }
+        }
         runs.setStatus(run, 'success')
         threads.setStatus(thread.seq, nextStatus(outcome.pausedAt))
       }
@@ -441,13 +444,22 @@ function mergeConfig(assistantConfig: Record<string, unknown>, runConfig: Record
   return { ...assistantConfig, ...runConfig, configurable }
 }
 
-/** The result of a run that has ended, read back from the store. */
+/**
+ * The result of a run that has ended, read back from the store. A run created with `feedback_keys`
+ * that succeeded adds the URLs its `feedback` event handed out, as `__feedback__` (key → URL).
+ */
 export function runResult(runs: RunRepository, threads: ThreadRepository, run: Run): RunResult {
   const current = runs.bySeq(run.seq) ?? run
   if (current.status === 'error') {
-    const error = runs.eventsAfter(current, -1).findLast((e) => e.event === 'error')
+    const error = runs.lastEvent(current, 'error')
     return { __error__: error?.data ?? { error: 'Error', message: 'The run failed.' } }
   }
+  const feedback = current.kwargs.feedback_keys?.length ? runs.lastEvent(current, 'feedback') : undefined
+  const values = settledValues(runs, threads, run)
+  return feedback ? { ...values, __feedback__: feedback.data } : values
+}
+
+function settledValues(runs: RunRepository, threads: ThreadRepository, run: Run): State {
   const thread = threads.bySeq(run.thread_seq)
   if (!thread) return {}
   // The thread's latest run, stopped at an interrupt or a breakpoint, answers it as it did live.

@@ -1,26 +1,25 @@
 // Feedback on runs, as the tracing service keeps it: presigned tokens (handed out when a run
 // created with `feedback_keys` succeeds, or created through the API), submissions with a token
-// (the token is the authorization), feedback records, and a run's trace with its feedback stats.
+// (the token is the authorization), and feedback records (created, read, updated, deleted).
 // Who sees what: the root agent server's runs belong to no workspace; a deployed agent's runs
 // belong to its deployment's workspace; feedback on no run to the workspace that wrote it.
+// A record's `session_id` is its run's project (tracing-projects.ts); `feedback_source.user_id`
+// is who wrote it through the API (the caller's id), null for a submission with a token.
 
 import type { Clock } from '../clock.js'
-import { runResult, type RunResult } from '../agent/run-executor.js'
 import { MAX_DATETIME_MS, MIN_DATETIME_MS } from '../validation/datetime.js'
 import type { Feedback, FeedbackRepository, FeedbackToken } from '../store/feedback.js'
 import type { Run, RunRepository } from '../store/runs.js'
-import type { ThreadRepository } from '../store/threads.js'
 import { Conflict, Expired, NotFound, RuleViolation } from './errors.js'
+import { projectIdOf, type TracingProjects } from './tracing-projects.js'
 
 export interface FeedbackServiceOptions {
   feedback: FeedbackRepository
   runs: RunRepository
-  threads: ThreadRepository
+  projects: TracingProjects
   clock: Clock
   /** Token lifetime when a request does not say (seconds). */
   ttlSeconds: number
-  /** The workspace of a deployment (a run's scope); undefined once it is deleted. */
-  workspaceOf: (deploymentId: string) => string | undefined
 }
 
 /** What a submission with a token carries. */
@@ -51,6 +50,17 @@ export interface FeedbackRequest {
   comment?: string | null
   correction?: unknown
   feedback_source?: { type?: string | null; metadata?: Record<string, unknown> | null } | null
+  feedback_config?: unknown
+  /** The run's project, when the client names it (it must be the run's). */
+  session_id?: string | null
+}
+
+/** A PATCH of a record: what it leaves out stays as it was; null clears. */
+export interface FeedbackChanges {
+  score?: unknown
+  value?: unknown
+  comment?: string | null
+  correction?: unknown
   feedback_config?: unknown
 }
 
@@ -89,7 +99,7 @@ export class FeedbackService {
     const run = token && this.#o.runs.find(token.run_id)
     if (!token || !run) throw new NotFound('Feedback ingest token not found')
     if (this.#o.clock.now() >= token.expiresAtMs) throw new Expired('Feedback ingest token has expired')
-    return this.#o.feedback.create({
+    return this.#present(this.#o.feedback.create({
       runId: token.run_id,
       scope: run.scope,
       tenantId: null,
@@ -101,7 +111,7 @@ export class FeedbackService {
       source: { type: 'app', metadata: input.metadata ?? {}, user_id: null },
       config: token.feedback_config,
       tokenId: token.id,
-    })
+    }))
   }
 
   /** Tokens for runs the workspace sees; every request is checked (its run, its expiry) before any token is written. */
@@ -119,16 +129,20 @@ export class FeedbackService {
 
   /** Records the workspace sees, newest first. */
   list(workspace: string, filter: FeedbackFilter): Feedback[] {
-    return this.#seen(this.#o.feedback.list({ runs: filter.runs, keys: filter.keys, sources: filter.sources }, workspace), workspace)
+    return this.#presentAll(this.#seen(this.#o.feedback.list({ runs: filter.runs, keys: filter.keys, sources: filter.sources }, workspace), workspace)
       .filter((f) => filter.hasComment == null || (f.comment !== null) === filter.hasComment)
-      .filter((f) => filter.hasScore == null || (f.score !== null) === filter.hasScore)
+      .filter((f) => filter.hasScore == null || (f.score !== null) === filter.hasScore))
   }
 
-  /** A record written through the API, on a run the workspace sees or on none. */
-  create(workspace: string, request: FeedbackRequest): Feedback {
+  /** A record written through the API by `userId`, on a run the workspace sees or on none. */
+  create(workspace: string, userId: string, request: FeedbackRequest): Feedback {
     const run = request.run_id ? this.#runOf(request.run_id, workspace) : undefined
+    if (request.session_id && !run) {
+      throw new RuleViolation('hangar keeps feedback on runs: feedback on a project (session_id without run_id) is not supported.')
+    }
+    if (request.session_id && run && request.session_id !== projectIdOf(run.scope)) throw new NotFound(`Run ${run.run_id} not found`)
     if (request.id && this.#o.feedback.exists(request.id)) throw new Conflict(`Feedback ${request.id} already exists`)
-    return this.#o.feedback.create({
+    return this.#present(this.#o.feedback.create({
       id: request.id ?? undefined,
       runId: run?.run_id ?? null,
       scope: run?.scope ?? null,
@@ -138,27 +152,51 @@ export class FeedbackService {
       value: request.value ?? null,
       comment: request.comment ?? null,
       correction: request.correction ?? null,
-      source: { type: request.feedback_source?.type ?? 'api', metadata: request.feedback_source?.metadata ?? {}, user_id: null },
+      source: { type: request.feedback_source?.type ?? 'api', metadata: request.feedback_source?.metadata ?? {}, user_id: userId, ls_user_id: userId },
       config: request.feedback_config ?? null,
       tokenId: null,
-    })
+    }))
   }
 
   get(workspace: string, id: string): Feedback {
     const found = this.#o.feedback.get(id, workspace)
     if (!found || this.#seen([found], workspace).length === 0) throw new NotFound(`Feedback ${id} not found`)
-    return found
+    return this.#present(found)
   }
 
-  /** A run's trace as the tracing service shows it, with its feedback stats. */
-  trace(workspace: string, runId: string) {
-    const run = this.#runOf(runId, workspace)
-    const active = run.status === 'pending' || run.status === 'running'
-    return runTrace(run, active ? null : runResult(this.#o.runs, this.#o.threads, run), this.#o.feedback.list({ runs: [runId] }, workspace))
+  /** Changes what the PATCH names of a record the workspace sees; the rest stays. */
+  update(workspace: string, id: string, changes: FeedbackChanges): Feedback {
+    const current = this.get(workspace, id)
+    const has = (field: keyof FeedbackChanges) => Object.hasOwn(changes, field)
+    const updated = this.#o.feedback.update(id, {
+      score: has('score') ? changes.score : current.score,
+      value: has('value') ? changes.value : current.value,
+      comment: has('comment') ? (changes.comment ?? null) : current.comment,
+      correction: has('correction') ? changes.correction : current.correction,
+      config: has('feedback_config') ? changes.feedback_config : (current.extra as { feedback_config?: unknown } | null)?.feedback_config ?? null,
+    })
+    if (!updated) throw new NotFound(`Feedback ${id} not found`)
+    return this.#present(updated)
+  }
+
+  /** Deletes a record the workspace sees. */
+  delete(workspace: string, id: string): void {
+    this.get(workspace, id)
+    if (!this.#o.feedback.delete(id)) throw new NotFound(`Feedback ${id} not found`)
+  }
+
+  /** A record with its run's project as `session_id`. */
+  #present(record: Feedback): Feedback {
+    const run = record.run_id === null ? undefined : this.#o.runs.find(record.run_id)
+    return run ? { ...record, session_id: projectIdOf(run.scope) } : record
+  }
+
+  #presentAll(records: Feedback[]): Feedback[] {
+    return records.map((r) => this.#present(r))
   }
 
   #visible(run: Run | undefined, workspace: string): run is Run {
-    return run !== undefined && (run.scope === '' || this.#o.workspaceOf(run.scope) === workspace)
+    return run !== undefined && this.#o.projects.sees(run.scope, workspace)
   }
 
   #runOf(runId: string, workspace: string): Run {
@@ -184,47 +222,4 @@ export class FeedbackService {
     if (!(at >= MIN_DATETIME_MS && at <= MAX_DATETIME_MS)) throw new RuleViolation('The token\'s expiry is outside the dates a datetime can hold (years 1 to 9999).')
     return at
   }
-}
-
-/** A run's trace; `result` is null while it is still pending or running. */
-function runTrace(run: Run, result: RunResult | null, records: Feedback[]) {
-  const failed = result !== null && '__error__' in result
-  const error = failed ? (result.__error__ as { error?: string; message?: string }) : null
-  const input = run.kwargs.input
-  return {
-    id: run.run_id,
-    name: String(run.metadata.graph_id ?? 'LangGraph'),
-    run_type: 'chain',
-    start_time: run.created_at,
-    end_time: result === null ? null : run.updated_at,
-    status: run.status,
-    inputs: input !== null && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : { input },
-    outputs: result === null || failed ? null : (result as Record<string, unknown>),
-    error: error ? `${error.error}: ${error.message}` : null,
-    trace_id: run.run_id,
-    dotted_order: dottedOrder(run.created_at, run.run_id),
-    parent_run_id: null,
-    session_id: null,
-    tags: [],
-    extra: { metadata: run.metadata },
-    feedback_stats: feedbackStats(records),
-    child_run_ids: [],
-  }
-}
-
-/** `20250101T000000123000Z<run id>`: the start time to the microsecond, then the id (a root run). */
-const dottedOrder = (startIso: string, id: string) => `${startIso.replace(/[-:]/g, '').replace('.', '').replace('Z', '000Z')}${id}`
-
-/** Per key: count, mean and deviation of numeric scores, and counts of values. */
-function feedbackStats(records: Feedback[]) {
-  const byKey = new Map<string, Feedback[]>()
-  for (const record of records) byKey.set(record.key, [...(byKey.get(record.key) ?? []), record])
-  return Object.fromEntries([...byKey].map(([key, list]) => {
-    const scores = list.map((f) => (typeof f.score === 'boolean' ? Number(f.score) : f.score)).filter((s): s is number => typeof s === 'number')
-    const avg = scores.length ? scores.reduce((a, b) => a + b, 0) / scores.length : null
-    const stdev = avg === null ? null : Math.sqrt(scores.reduce((a, s) => a + (s - avg) ** 2, 0) / scores.length)
-    const values: Record<string, number> = {}
-    for (const f of list) if (f.value !== null && typeof f.value !== 'object') values[String(f.value)] = (values[String(f.value)] ?? 0) + 1
-    return [key, { n: list.length, avg, stdev, errors: 0, values }]
-  }))
 }

@@ -14,14 +14,14 @@ import {
   FeedbackListQuery,
   FeedbackParams,
   FeedbackWithToken,
+  FeedbackUpdate,
   FeedbackWithTokenQuery,
-  RunTrace,
-  RunTraceParams,
   TokenCreateBody,
   TokenListQuery,
   TokenParams,
 } from '../schemas/feedback.js'
 import type { FeedbackToken } from '../store/feedback.js'
+import { namedFields } from '../validation/request.js'
 
 export interface FeedbackRoutesOptions {
   feedbackService: FeedbackService
@@ -73,7 +73,7 @@ export const feedbackTokenRoutes: FastifyPluginAsyncTypebox<FeedbackRoutesOption
   })
 }
 
-/** Token creation and listing, feedback records and run traces: these need an API key. */
+/** Token creation and listing, and feedback records: these need an API key. */
 export const tracingRoutes: FastifyPluginAsyncTypebox<FeedbackRoutesOptions> = async (app, { feedbackService, config }) => {
   app.post('/feedback/tokens', {
     schema: {
@@ -111,7 +111,7 @@ export const tracingRoutes: FastifyPluginAsyncTypebox<FeedbackRoutesOptions> = a
       operationId: 'create_feedback_api_v1_feedback_post', tags, summary: 'Create Feedback',
       body: FeedbackCreate, response: { 200: Feedback, ...errorResponses(404, 409, 422) },
     },
-  }, async (request) => feedbackService.create(request.tenantId, request.body))
+  }, async (request) => feedbackService.create(request.tenantId, request.userId, request.body))
 
   app.get('/feedback/:feedback_id', {
     schema: {
@@ -120,10 +120,25 @@ export const tracingRoutes: FastifyPluginAsyncTypebox<FeedbackRoutesOptions> = a
     },
   }, async (request) => feedbackService.get(request.tenantId, request.params.feedback_id))
 
-  app.get('/runs/:run_id', {
+  app.patch('/feedback/:feedback_id', {
     schema: {
-      tags: ['Runs (tracing)'], summary: 'Read Run', description: 'The run\'s trace: inputs, outputs, status, times and feedback stats.',
-      params: RunTraceParams, response: { 200: RunTrace, ...errorResponses(404, 422) },
+      operationId: 'update_feedback_api_v1_feedback__feedback_id__patch', tags, summary: 'Update Feedback',
+      description: 'Changes the fields the body names (null clears one); the others stay as they were.',
+      params: FeedbackParams, body: FeedbackUpdate, response: { 200: Feedback, ...errorResponses(404, 422) },
     },
-  }, async (request) => feedbackService.trace(request.tenantId, request.params.run_id))
+  }, async (request) => {
+    const named = namedFields(request)
+    const changes = Object.fromEntries(Object.entries(request.body).filter(([field]) => named.has(field)))
+    return feedbackService.update(request.tenantId, request.params.feedback_id, changes)
+  })
+
+  app.delete('/feedback/:feedback_id', {
+    schema: {
+      operationId: 'delete_feedback_api_v1_feedback__feedback_id__delete', tags, summary: 'Delete Feedback',
+      params: FeedbackParams, response: { 200: Type.Object({}, { additionalProperties: false }), ...errorResponses(404, 422) },
+    },
+  }, async (request) => {
+    feedbackService.delete(request.tenantId, request.params.feedback_id)
+    return {}
+  })
 }

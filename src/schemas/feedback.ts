@@ -95,7 +95,17 @@ export const FeedbackCreate = Type.Object({
   id: opt(Uuid()),
   feedback_source: opt(Type.Object({ type: opt(Type.String()), metadata: opt(AnyDict()) })),
   feedback_config: opt(FeedbackConfig),
+  session_id: opt(Uuid()),
 }, { title: 'FeedbackCreateSchema' })
+
+/** A PATCH of a record: the fields it names change (null clears), the others stay. */
+export const FeedbackUpdate = Type.Object({
+  score: opt(Score),
+  value: opt(Type.Union([Value, AnyDict()])),
+  comment: opt(Type.String()),
+  correction: opt(Correction),
+  feedback_config: opt(FeedbackConfig),
+}, { title: 'FeedbackUpdateSchema' })
 
 export const FeedbackListQuery = Type.Object({
   run: Type.Optional(Type.Array(Uuid())),
@@ -107,25 +117,3 @@ export const FeedbackListQuery = Type.Object({
   has_score: opt(Type.Boolean()),
 })
 export const FeedbackParams = Type.Object({ feedback_id: Uuid() })
-export const RunTraceParams = Type.Object({ run_id: Uuid() })
-
-/** The run's trace as the tracing service shows a run (a subset of its fields). */
-export const RunTrace = Type.Object({
-  id: Uuid(),
-  name: Type.String(),
-  run_type: Type.String(),
-  start_time: DateTime(),
-  end_time: Nullable(DateTime()),
-  status: Type.String(),
-  inputs: AnyDict(),
-  outputs: Nullable(AnyDict()),
-  error: Nullable(Type.String()),
-  trace_id: Uuid(),
-  dotted_order: Type.String(),
-  parent_run_id: Nullable(Uuid()),
-  session_id: Nullable(Uuid()),
-  tags: Type.Array(Type.String()),
-  extra: AnyDict(),
-  feedback_stats: AnyDict(),
-  child_run_ids: Type.Array(Type.String()),
-}, { title: 'Run' })

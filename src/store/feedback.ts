@@ -52,10 +52,19 @@ export interface NewFeedback {
   value: unknown
   comment: string | null
   correction: unknown
-  source: { type: string | null; metadata: Record<string, unknown> | null; user_id: string | null }
+  source: { type: string | null; metadata: Record<string, unknown> | null; user_id: string | null; ls_user_id?: string | null }
   config: unknown
   tokenId: string | null
   id?: string
+}
+
+/** Who gave a record, as the API shows it. */
+export interface FeedbackSource {
+  type: string | null
+  metadata: Record<string, unknown> | null
+  user_id: string | null
+  ls_user_id: string | null
+  user_name: string | null
 }
 
 const json = (value: unknown) => (value === undefined || value === null ? null : JSON.stringify(value))
@@ -87,12 +96,12 @@ function toFeedback(row: FeedbackRow) {
     feedback_group_id: null,
     comparative_experiment_id: null,
     run_id: row.run_id,
-    session_id: null,
+    session_id: null as string | null,
     id: row.id,
     trace_id: row.run_id,
     start_time: null,
     is_root: true,
-    feedback_source: source && { type: null, metadata: null, user_id: null, ls_user_id: null, user_name: null, ...source },
+    feedback_source: source && ({ type: null, metadata: null, user_id: null, ls_user_id: null, user_name: null, ...source } as FeedbackSource),
     extra: row.feedback_config === null ? null : { feedback_config: parse(row.feedback_config) },
     feedback_thread_id: null,
   }
@@ -119,6 +128,9 @@ export class FeedbackRepository {
       get: db.prepare<[string], FeedbackRow>('SELECT * FROM feedback WHERE id = ?'),
       all: db.prepare<[], FeedbackRow>('SELECT * FROM feedback ORDER BY seq DESC'),
       forRun: db.prepare<[string], FeedbackRow>('SELECT * FROM feedback WHERE run_id = ? ORDER BY seq DESC'),
+      update: db.prepare(`UPDATE feedback SET score = @score, value = @value, comment = @comment, correction = @correction,
+        feedback_config = @config, modified_at = @now WHERE id = @id`),
+      delete: db.prepare('DELETE FROM feedback WHERE id = ?'),
     }
   }
 
@@ -165,6 +177,19 @@ export class FeedbackRepository {
       tenant_id: input.tenantId,
     })
     return toFeedback(this.#sql.get.get(id)!)
+  }
+
+  /** Replaces a record's editable fields (what a PATCH leaves out, the caller passes as it was). */
+  update(id: string, fields: { score: unknown; value: unknown; comment: string | null; correction: unknown; config: unknown }): Feedback | undefined {
+    const { changes } = this.#sql.update.run({
+      id, score: json(fields.score), value: json(fields.value), comment: fields.comment, correction: json(fields.correction), config: json(fields.config), now: this.#clock.now(),
+    })
+    return changes ? toFeedback(this.#sql.get.get(id)!) : undefined
+  }
+
+  /** Removes a record; whether there was one. */
+  delete(id: string): boolean {
+    return this.#sql.delete.run(id).changes > 0
   }
 
   /** Whether a record with this id exists, for anyone. */

@@ -103,6 +103,9 @@ export class RunRepository {
       delete: db.prepare('DELETE FROM runs WHERE seq = ?'),
       append: db.prepare(`INSERT INTO run_events (run_seq, idx, event, data)
         VALUES (?, (SELECT coalesce(max(idx), -1) + 1 FROM run_events WHERE run_seq = ?), ?, ?) RETURNING idx`),
+      inScopes: db.prepare<[string], RunRow>(`${RUN} WHERE r.scope IN (SELECT value FROM json_each(?)) ORDER BY r.created_at DESC, r.seq DESC`),
+      lastEvent: db.prepare<[number, string], { idx: number; event: string; data: string }>(
+        'SELECT idx, event, data FROM run_events WHERE run_seq = ? AND event = ? ORDER BY idx DESC LIMIT 1'),
       eventCount: db.prepare<[number], { count: number }>('SELECT count(*) AS count FROM run_events WHERE run_seq = ?'),
       after: db.prepare<[number, number, number], { idx: number; event: string; data: string }>(
         'SELECT idx, event, data FROM run_events WHERE run_seq = ? AND idx > ? ORDER BY idx LIMIT ?'),
@@ -176,6 +179,11 @@ export class RunRepository {
     return this.#sql.withStatus.all(scope, JSON.stringify(statuses)).map(toRun)
   }
 
+  /** Every run of these scopes (on any thread), newest first. */
+  inScopes(scopes: readonly string[]): Run[] {
+    return this.#sql.inScopes.all(JSON.stringify(scopes)).map(toRun)
+  }
+
   setStatus(run: Run, status: RunStatus): void {
     this.#sql.setStatus.run(status, this.#clock.now(), run.seq)
   }
@@ -193,6 +201,12 @@ export class RunRepository {
   /** How many events the run's log holds. */
   eventCount(run: Run): number {
     return this.#sql.eventCount.get(run.seq)!.count
+  }
+
+  /** The run's last logged event of this name, if it logged one. */
+  lastEvent(run: Run, event: string): SseEvent | undefined {
+    const row = this.#sql.lastEvent.get(run.seq, event)
+    return row && { id: String(row.idx), event: row.event, data: JSON.parse(row.data) }
   }
 
   /** The logged events after `afterIdx` (-1: from the start), at most `limit` of them (-1: all). */

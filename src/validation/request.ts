@@ -125,6 +125,16 @@ export function compileRequest(schema: FastifySchema, route = 'route'): (request
   }
 }
 
+/**
+ * The top-level fields a JSON object body named, whatever their value (pydantic's
+ * `model_fields_set`): a PATCH whose null clears a field and whose absent field keeps it needs this,
+ * because the validated body holds every declared field.
+ */
+export function namedFields(request: FastifyRequest): ReadonlySet<string> {
+  const raw = request.rawBody ? parseJsonBody(request.rawBody) : undefined
+  return new Set(raw !== null && typeof raw === 'object' && !Array.isArray(raw) ? Object.keys(raw) : [])
+}
+
 const JSON_TYPES = ['application/json', /^application\/[\w.!#$&^-]+\+json(\s*;.*)?$/i]
 
 declare module 'fastify' {
