@@ -412,8 +412,11 @@ type Kind =
   | 'body-field' | 'body-unparsable' | 'body-deep' | 'body-as-text' | 'body-missing' | 'body-too-large' | 'path-format'
   | 'path-unknown' | 'query-wrong' | 'query-missing' | 'no-credentials' | 'wrong-credentials' | 'tenant-invalid' | 'method-wrong'
   | 'unknown-subpath'
-/** Path parameters naming something whose absence is not an error (a wait answers not_found, a list is empty, a connection is made). */
-const ABSENCE_IS_FINE = ['auth_id', 'integration_id', 'agent_id']
+/**
+ * Path parameters naming something whose absence is not an error (a wait answers not_found, a list
+ * is empty, a connection is made; a subgraph namespace that names none answers `{}`, as the real server does).
+ */
+const ABSENCE_IS_FINE = ['auth_id', 'integration_id', 'agent_id', 'namespace']
 const BODY_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE']
 
 function kindsFor(op: Operation, methodsOfPath: Set<string>, pools: Pools): Kind[] {
