@@ -3,8 +3,7 @@ import type { Db } from './db.js'
 /**
  * The data of whole agent servers (scopes): their assistants, threads (with their checkpoints,
  * runs and run events, by cascade), the feedback tokens and feedback on their runs, and the items
- * of their stores. Removed
- * together when a deployment goes, or its workspace is reset.
+ * of their stores. Removed together when a deployment goes, or its workspace is reset.
  */
 export class AgentDataRepository {
   readonly #db: Db
