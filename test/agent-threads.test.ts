@@ -196,4 +196,24 @@ t.test('resume as a map from interrupt id to value; history before in each form 
     const page = (await api.post(`/threads/${id}/history`, { limit: 100, before })).body as { checkpoint_id: string }[]
     t.same(page.map((c) => c.checkpoint_id), expected, `before as ${JSON.stringify(before).replace(pivot, 'id')}`)
   }
+  const viaQuery = (await api.get(`/threads/${id}/history?limit=100&before=${pivot}`)).body as { checkpoint_id: string }[]
+  t.same(viaQuery.map((c) => c.checkpoint_id), expected, 'GET with limit and before in the query: the same page')
+  const firstTwo = (await api.get(`/threads/${id}/history?limit=2`)).body as { checkpoint_id: string }[]
+  t.same(firstTwo.map((c) => c.checkpoint_id), history.slice(0, 2).map((c) => c.checkpoint_id), 'GET with a limit: the newest checkpoints')
+})
+
+t.test('deleting a run: 204, then it is gone from the thread; an unknown run is a 404', async (t) => {
+  const { api } = await makeApp(t)
+  const id = (await api.post('/threads', {})).body.thread_id as string
+  await api.post(`/threads/${id}/runs/wait`, { assistant_id: 'agent', input: { messages: [{ type: 'human', content: 'one' }] } })
+  await api.post(`/threads/${id}/runs/wait`, { assistant_id: 'agent', input: { messages: [{ type: 'human', content: 'two' }] } })
+  const [newest, oldest] = (await api.get(`/threads/${id}/runs`)).body as { run_id: string }[]
+  const deleted = await api.delete(`/threads/${id}/runs/${oldest.run_id}`)
+  t.equal(deleted.status, 204)
+  t.equal(deleted.text, '')
+  t.same(((await api.get(`/threads/${id}/runs`)).body as { run_id: string }[]).map((r) => r.run_id), [newest.run_id], 'the other run stays')
+  t.equal((await api.get(`/threads/${id}/runs/${oldest.run_id}`)).status, 404)
+  const again = await api.delete(`/threads/${id}/runs/${oldest.run_id}`)
+  t.equal(again.status, 404, 'deleted once')
+  t.match(again.body, { detail: /not found/i })
 })
