@@ -28,6 +28,7 @@ import { assistantRoutes } from './routes/assistants.js'
 import { authFlowRoutes } from './routes/auth-flow.js'
 import { authProviderRoutes } from './routes/auth-providers.js'
 import { authTokenRoutes } from './routes/auth-tokens.js'
+import { cronRoutes } from './routes/crons.js'
 import { deploymentRoutes } from './routes/deployments.js'
 import { feedbackTokenRoutes, tracingRoutes } from './routes/feedback.js'
 import { inspectorRoutes } from './routes/inspector.js'
@@ -158,6 +159,7 @@ export function buildApp(options: AppOptions = {}): App {
       gated.register(protocolRoutes, services)
       gated.register(threadStreamRoutes, services)
       gated.register(storeRoutes, services)
+      gated.register(cronRoutes, services)
     })
   }
   // The agent server at the root paths, where a frontend developer points the SDK...

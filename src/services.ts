@@ -6,6 +6,8 @@
 import type { Logger } from 'pino'
 import { DeployedAgents } from './agent/deployed-agents.js'
 import { createEngine } from './agent/engine.js'
+import { CronScheduler } from './agent/cron-scheduler.js'
+import { AgentCrons, runOccurrence } from './agent/crons.js'
 import { AgentStore } from './agent/long-term-store.js'
 import { loadReplays } from './agent/replay-file.js'
 import { ProtocolCommands } from './agent/protocol-commands.js'
@@ -31,6 +33,7 @@ import { OpenStreams } from './sse/writer.js'
 import { StatefulServices } from './stateful.js'
 import { AgentDataRepository } from './store/agent-data.js'
 import { AssistantRepository } from './store/assistants.js'
+import { CronRepository } from './store/crons.js'
 import { closeDatabase, openDatabase, type Db } from './store/db.js'
 import { DeploymentRepository } from './store/deployments.js'
 import { FeedbackRepository } from './store/feedback.js'
@@ -95,6 +98,8 @@ export interface Services {
   readonly openStreams: OpenStreams
   /** Each agent server's store (long-term memory). */
   readonly store: AgentStore
+  /** Each agent server's crons (their occurrences fire over the clock). */
+  readonly crons: AgentCrons
 
   // Feedback on runs, and the runs as the tracing service shows them.
   readonly feedback: FeedbackRepository
@@ -188,6 +193,13 @@ function wire({ config, clock, log, startedAt, fixtures, engine, db }: { config:
   executor.recover()
   const runRequests = new RunRequests({ assistants, threads, engine, executor, clock, transaction })
   const protocolCommands = new ProtocolCommands({ threads, runs, runRequests, threadLog, clock })
+  // Crons fire over the clock from boot on; a reset or import looks again at what is scheduled (an
+  // imported cron's missed occurrences fire, as after a restart); shutdown stops the scheduler first.
+  const cronRepository = new CronRepository(db)
+  const cronScheduler = new CronScheduler({ crons: cronRepository, clock, log, transaction, fire: (cron) => runOccurrence(runRequests, cron) })
+  const crons = new AgentCrons({ crons: cronRepository, threads, runRequests, clock, onChange: () => cronScheduler.sweep() })
+  stateful.register({ afterReset: () => void cronScheduler.sweep(), shutdown: async () => cronScheduler.stop() })
+  cronScheduler.sweep()
   const deployedAgents = stateful.register(new DeployedAgents({ deployments, assistants, agentData, engine, executor, transaction }))
 
   const seed = () => {
@@ -201,7 +213,7 @@ function wire({ config, clock, log, startedAt, fixtures, engine, db }: { config:
     config, clock, log, startedAt, db, transaction, stateful, seed,
     bus, journal, faults, controls,
     fixtures, workspaces, seeder, deployments, deploymentReads: new ReadCache<string>(db), listeners, providers, tokens, oauth, callers: new CallerIds(),
-    engine, assistants, threads, runs, executor, threadLog, protocolCommands, runRequests, deployedAgents, openStreams, store,
+    engine, assistants, threads, runs, executor, threadLog, protocolCommands, runRequests, deployedAgents, openStreams, store, crons,
     feedback, feedbackService, tracingProjects, runTraces,
   }
 }

@@ -87,7 +87,10 @@ async function buildWorld(app: App): Promise<World> {
     // Items in its store, one of them with a ttl, for the store's routes to find.
     await ok('store item', 204, api.put(`${base}/store/items`, { namespace: ['users', 'u1'], key: 'prefs', value: { theme: 'dark', n: 1 } }))
     await ok('store item with a ttl', 204, api.put(`${base}/store/items`, { namespace: ['users', 'u2', 'notes'], key: 'n1', value: { text: 'hello' }, ttl: 5 }))
-    return { thread, run, checkpoint }
+    // A cron on its thread and a stateless one, for the cron routes to find (they fire only when the clock moves).
+    const cron = (await ok('thread cron', 200, api.post(`${base}/threads/${thread}/runs/crons`, { assistant_id: 'agent', schedule: '0 9 * * *', input: { messages: [] } }))).cron_id as string
+    const statelessCron = (await ok('stateless cron', 200, api.post(`${base}/runs/crons`, { assistant_id: 'agent', schedule: '30 8 * * 1-5', timezone: 'Europe/Paris', enabled: false }))).cron_id as string
+    return { thread, run, checkpoint, crons: [cron, statelessCron] }
   }
   const root = await agentWorld('')
   const deployed = await agentWorld(`/deployments/${ready.id}/agent`)
@@ -113,6 +116,7 @@ async function buildWorld(app: App): Promise<World> {
     thread_id: [root.thread, deployed.thread, bare],
     run_id: [root.run, deployed.run],
     checkpoint_id: [root.checkpoint, deployed.checkpoint],
+    cron_id: [...root.crons, ...deployed.crons],
     token: [token],
     feedback_id: [feedback],
     session_id: [projectOfRoot],
@@ -169,6 +173,17 @@ async function buildWorld(app: App): Promise<World> {
   refuse('a store search prefix with a period', 'POST', '/store/items/search', { namespace_prefix: ['a.b'] })
   refuse('a store filter operator the store does not know', 'POST', '/store/items/search', { namespace_prefix: ['users'], filter: { n: { $in: [1] } } })
   refuse('a namespace suffix with an empty label', 'POST', '/store/namespaces', { suffix: [''] })
+  refuse('a cron of an unknown assistant', 'POST', '/runs/crons', { assistant_id: 'nope', schedule: '0 9 * * *' })
+  refuse('a cron on an unknown thread', 'POST', `/threads/${SAMPLE_UUID}/runs/crons`, { assistant_id: 'agent', schedule: '0 9 * * *' })
+  refuse('a cron schedule that does not parse', 'POST', `/threads/${root.thread}/runs/crons`, { assistant_id: 'agent', schedule: 'every day' })
+  refuse('a cron schedule out of range', 'POST', '/runs/crons', { assistant_id: 'agent', schedule: '0 25 * * *' })
+  refuse('a cron timezone that does not exist', 'POST', '/runs/crons', { assistant_id: 'agent', schedule: '0 9 * * *', timezone: 'Mars/Olympus' })
+  refuse('a cron patch with a bad schedule', 'PATCH', `/runs/crons/${root.crons[0]}`, { schedule: '* *' })
+  refuse('a cron patch with a bad timezone', 'PATCH', `/runs/crons/${root.crons[0]}`, { timezone: 'Nowhere/Special' })
+  refuse('an unknown cron', 'GET', `/runs/crons/${SAMPLE_UUID}`)
+  refuse('a patch of an unknown cron', 'PATCH', `/runs/crons/${SAMPLE_UUID}`, { enabled: false })
+  refuse('a deletion of an unknown cron', 'DELETE', `/runs/crons/${SAMPLE_UUID}`)
+  refuse('a deployment\'s cron from the root agent server', 'GET', `/runs/crons/${deployed.crons[0]}`)
   refuse('runs to cancel by status and by id at once', 'POST', '/runs/cancel', { status: 'all', thread_id: root.thread, run_ids: [root.run] })
   refuse('runs to cancel by a thread without run ids', 'POST', '/runs/cancel', { thread_id: root.thread })
   refuse('no run to cancel', 'POST', '/runs/cancel?action=rollback', { status: 'running' })

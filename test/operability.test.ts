@@ -12,7 +12,7 @@ t.test('/info: the agent-server answer, plus version, uptime and the effective s
   t.equal(response.statusCode, 200, 'no credentials needed: UIs call it to see whether the server is there')
   const info = response.json()
   t.equal(info.version, VERSION)
-  t.same(info.flags, { assistants: true, crons: false, langsmith: false, langsmith_tracing_replicas: true })
+  t.same(info.flags, { assistants: true, crons: true, langsmith: false, langsmith_tracing_replicas: true })
   t.equal(info.hangar.version, VERSION)
   t.ok(info.hangar.uptime_s >= 0 && info.hangar.uptime_s < 60, 'uptime is real time: the clock moved an hour, uptime did not')
   t.ok(Date.parse(info.hangar.started_at) > START, 'started_at is real time too')

@@ -16,7 +16,7 @@ async function snapshot(app: App): Promise<Rows> {
   return Object.fromEntries(Object.entries(doc.tables).map(([table, rows]) => [table, rows.map((row) => JSON.stringify(row)).sort()]))
 }
 
-/** What a workspace's users do: a deployment whose agent server keeps assistants, threads and runs with feedback, store items, a listener, OAuth. */
+/** What a workspace's users do: a deployment whose agent server keeps assistants, threads and runs with feedback, store items, crons, a listener, OAuth. */
 async function useWorkspace(app: App, tenant: string) {
   const api: Client = clientFor(app, { 'x-api-key': `key-of-${tenant}`, 'x-tenant-id': tenant })
   const deployment = (await api.post('/v2/deployments', dockerDeployment({ name: 'bot' }))).body
@@ -25,6 +25,7 @@ async function useWorkspace(app: App, tenant: string) {
   t.equal((await api.patch(`${agent}/assistants/${assistant.assistant_id}`, { name: 'renamed' })).status, 200)
   const thread = (await api.post(`${agent}/threads`, {})).body
   t.equal((await api.put(`${agent}/store/items`, { namespace: ['memories', tenant], key: 'k', value: { note: tenant } })).status, 204, 'an item in its store')
+  t.equal((await api.post(`${agent}/runs/crons`, { assistant_id: 'agent', schedule: '0 9 * * *', input: { messages: [] } })).status, 200, 'a cron')
   const streamed = await app.inject({
     method: 'POST', url: `${agent}/threads/${thread.thread_id}/runs/stream`, headers: { 'x-api-key': 'k', 'x-tenant-id': tenant },
     payload: { assistant_id: 'agent', input: { messages: [{ role: 'user', content: 'hello' }] }, feedback_keys: ['helpful'] },
@@ -69,12 +70,14 @@ t.test('deleting a deployment stops its runs and removes its agent server\'s dat
   const agent = `/deployments/${deployment.id}/agent`
   const thread = (await api.post(`${agent}/threads`, {})).body
   t.equal((await api.put(`${agent}/store/items`, { namespace: ['notes'], key: 'k', value: { a: 1 } })).status, 204)
+  t.equal((await api.post(`${agent}/runs/crons`, { assistant_id: 'agent', schedule: '0 9 * * *' })).status, 200)
   // The pipeline graph waits on the clock between nodes: this run is in flight when the deployment goes.
   const run = (await api.post(`${agent}/threads/${thread.thread_id}/runs`, { assistant_id: 'pipeline', input: { messages: [{ role: 'user', content: 'go' }] } })).body
   t.equal(run.status, 'pending')
   const inFlight = await snapshot(app)
   t.ok(inFlight.runs.length > booted.runs.length && inFlight.assistants.length > booted.assistants.length)
   t.equal(inFlight.store_items.length, booted.store_items.length + 1, 'its store holds an item')
+  t.equal(inFlight.crons.length, booted.crons.length + 1, 'it has a cron')
 
   t.equal((await api.delete(`/v2/deployments/${deployment.id}`)).status, 204)
   clock.advance(60_000)

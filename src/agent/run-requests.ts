@@ -149,7 +149,12 @@ export class RunRequests {
     return this.#o.transaction(() => planned.map(({ body, assistant }) => this.#start(context, null, body, assistant)))
   }
 
-  #assistantFor(scope: string, body: RunCreate): Assistant {
+  /** The assistant a run body names (its id, or a graph's name), as a run would find it; NotFound (404) when none is. */
+  assistant(scope: string, assistantId: string): Assistant {
+    return this.#assistantFor(scope, { assistant_id: assistantId })
+  }
+
+  #assistantFor(scope: string, body: Pick<RunCreate, 'assistant_id'>): Assistant {
     const assistant = this.#o.assistants.get(scope, resolveAssistantId(this.#o.engine, body.assistant_id))
     if (!assistant) {
       throw new NotFound(`No assistant found for "${body.assistant_id}". Make sure the assistant ID is for a valid assistant or a valid graph ID.`)

@@ -29,7 +29,7 @@ export const agentMetaRoutes: FastifyPluginAsyncTypebox<MetaOptions> = async (ap
     schema: { tags: ['System'], summary: 'Server Information', response: { 200: Info } },
   }, async () => ({
     version: VERSION,
-    flags: { assistants: true, crons: false, langsmith: false, langsmith_tracing_replicas: true },
+    flags: { assistants: true, crons: true, langsmith: false, langsmith_tracing_replicas: true },
     hangar: {
       version: VERSION,
       started_at: new Date(startedAt).toISOString(),

@@ -2,8 +2,8 @@ import type { Db } from './db.js'
 
 /**
  * The data of whole agent servers (scopes): their assistants, threads (with their checkpoints,
- * runs and run events, by cascade), the feedback tokens and feedback on their runs, and the items
- * of their stores. Removed together when a deployment goes, or its workspace is reset.
+ * runs and run events, by cascade), the feedback tokens and feedback on their runs, the items
+ * of their stores and their crons. Removed together when a deployment goes, or its workspace is reset.
  */
 export class AgentDataRepository {
   readonly #db: Db
@@ -13,6 +13,7 @@ export class AgentDataRepository {
     this.#db = db
     const scopes = 'SELECT value FROM json_each(?)'
     this.#deletes = [
+      `DELETE FROM crons WHERE scope IN (${scopes})`,
       `DELETE FROM feedback WHERE scope IN (${scopes})`,
       `DELETE FROM feedback_tokens WHERE scope IN (${scopes})`,
       `DELETE FROM threads WHERE scope IN (${scopes})`,

@@ -341,6 +341,37 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX store_items_by_update ON store_items (scope, updated_at, seq);
   CREATE INDEX store_items_expiring ON store_items (expires_at) WHERE expires_at IS NOT NULL;
   `,
+
+  // 10: crons, per scope like the rest of an agent server's data. A thread cron goes with its thread
+  // (the cascade); a stateless one has none. `payload` is the run body each occurrence creates a run
+  // from (JSON); `next_run_at` (epoch ms) is the next occurrence not yet fired, NULL when none is
+  // left before `end_time`: the scheduler fires what is due in `next_run_at` order, and reads derive
+  // `next_run_date` from it and the clock. `public_base` is where the creator reached hangar (for
+  // the URLs a run hands out, like feedback links).
+  `
+  CREATE TABLE crons (
+    seq              INTEGER PRIMARY KEY,
+    cron_id          TEXT NOT NULL UNIQUE,
+    scope            TEXT NOT NULL,
+    assistant_id     TEXT NOT NULL,
+    thread_seq       INTEGER REFERENCES threads (seq) ON DELETE CASCADE,
+    user_id          TEXT,
+    schedule         TEXT NOT NULL,
+    timezone         TEXT,
+    end_time         INTEGER,
+    enabled          INTEGER NOT NULL,
+    on_run_completed TEXT,
+    payload          TEXT NOT NULL,
+    metadata         TEXT NOT NULL,
+    public_base      TEXT NOT NULL,
+    next_run_at      INTEGER,
+    created_at       INTEGER NOT NULL,
+    updated_at       INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX crons_by_scope ON crons (scope, created_at, seq);
+  CREATE INDEX crons_by_thread ON crons (thread_seq);
+  CREATE INDEX crons_due ON crons (next_run_at, seq) WHERE enabled = 1 AND next_run_at IS NOT NULL;
+  `,
 ]
 
 export function migrate(db: Db) {
