@@ -6,6 +6,7 @@ import websocket from '@fastify/websocket'
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { DEPLOYED_AGENT_PREFIX } from './agent/paths.js'
 import type { ThreadLog } from './agent/thread-log.js'
+import type { WebhookDelivery } from './agent/webhook-delivery.js'
 import type { EventBus } from './admin/bus.js'
 import type { FaultInjector } from './admin/faults.js'
 import { installFaults } from './admin/faults.js'
@@ -59,6 +60,8 @@ export interface EmulatorParts {
   readonly bus: EventBus
   /** The threads' session-protocol logs (their `followers` count the open streams and sockets). */
   readonly threadLog: ThreadLog
+  /** Runs' webhooks being delivered (`pending` counts them). */
+  readonly webhooks: WebhookDelivery
 }
 
 export type App = FastifyInstance & { readonly clock: Clock; readonly config: Config; readonly emulator: EmulatorParts }
@@ -86,7 +89,7 @@ export function buildApp(options: AppOptions = {}): App {
   }).withTypeProvider<TypeBoxTypeProvider>()
   app.decorate('clock', clock)
   app.decorate('config', config)
-  app.decorate('emulator', { journal, faults, bus, threadLog: services.threadLog } satisfies EmulatorParts)
+  app.decorate('emulator', { journal, faults, bus, threadLog: services.threadLog, webhooks: services.webhooks } satisfies EmulatorParts)
   app.decorateRequest('tenantId', '')
   app.decorateRequest('userId', '')
   app.decorateRequest('agentScope', '')

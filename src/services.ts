@@ -14,6 +14,7 @@ import { ProtocolCommands } from './agent/protocol-commands.js'
 import { RunExecutor } from './agent/run-executor.js'
 import { RunRequests } from './agent/run-requests.js'
 import { ThreadLog } from './agent/thread-log.js'
+import { WebhookDelivery } from './agent/webhook-delivery.js'
 import { seedSystemAssistants } from './agent/system-assistants.js'
 import type { GraphEngine } from './agent/types.js'
 import { EventBus } from './admin/bus.js'
@@ -47,6 +48,7 @@ import { StoreItemRepository } from './store/store-items.js'
 import { ThreadEventRepository } from './store/thread-events.js'
 import { ThreadRepository } from './store/threads.js'
 import { WorkspaceRepository } from './store/workspaces.js'
+import { VERSION } from './version.js'
 
 /** How long (real time) shutdown lets open event streams finish before cutting them. */
 const STREAM_CLOSE_GRACE_MS = 1000
@@ -94,6 +96,8 @@ export interface Services {
   /** The session protocol's commands, over HTTP and the WebSocket. */
   readonly protocolCommands: ProtocolCommands
   readonly runRequests: RunRequests
+  /** Runs' webhooks being delivered (in memory only). */
+  readonly webhooks: WebhookDelivery
   readonly deployedAgents: DeployedAgents
   readonly openStreams: OpenStreams
   /** Each agent server's store (long-term memory). */
@@ -176,10 +180,24 @@ function wire({ config, clock, log, startedAt, fixtures, engine, db }: { config:
   const openStreams = new OpenStreams()
   stateful.register({ shutdown: () => openStreams.close(STREAM_CLOSE_GRACE_MS) })
   const threadLog = new ThreadLog({ events: new ThreadEventRepository(db), threads, clock })
+  // A run that named a webhook has it called when it ends; every attempt is journaled and announced.
+  const webhooks = new WebhookDelivery({
+    clock, log, userAgent: `hangar/${VERSION}`,
+    onAttempt: (attempt) => {
+      const { run_id, thread_id, scope, url, attempt: n, max_attempts, outcome, error, next_attempt_at } = attempt
+      const id = journal.recordOutgoing({
+        time: attempt.time, method: 'POST', url, requestHeaders: attempt.request_headers, body: attempt.body, status: attempt.status,
+        latency_ms: attempt.latency_ms, responseHeaders: attempt.response_headers,
+        webhook: { url, run_id, thread_id, attempt: n, max_attempts, outcome, error, next_attempt_at },
+      })
+      bus.publish('webhook', { run_id, thread_id, scope, attempt: n, status: attempt.status, outcome, request_id: id ?? null })
+    },
+  })
   const executor = new RunExecutor({
     runs, threads, engine, clock, threadLog, endEvent: config.sseEndEvent, log, transaction,
     onSuccess: (run, base) => feedbackService.issueForRun(run, base),
     observe: (change) => bus.publish('run', change),
+    onEnd: (end) => webhooks.runEnded(end),
   })
   stateful.register({
     // A workspace's data is its deployments' agent servers: their runs stop; a reset of everything stops all.
@@ -191,7 +209,9 @@ function wire({ config, clock, log, startedAt, fixtures, engine, db }: { config:
     shutdown: () => executor.stopAll(),
   })
   executor.recover()
-  const runRequests = new RunRequests({ assistants, threads, engine, executor, clock, transaction })
+  // Registered after the executor, so it stops first at shutdown: runs that shutdown interrupts call no webhook.
+  stateful.register(webhooks)
+  const runRequests = new RunRequests({ assistants, threads, engine, executor, clock, transaction, allowLoopbackWebhooks: config.webhookLoopback })
   const protocolCommands = new ProtocolCommands({ threads, runs, runRequests, threadLog, clock })
   // Crons fire over the clock from boot on; a reset or import looks again at what is scheduled (an
   // imported cron's missed occurrences fire, as after a restart); shutdown stops the scheduler first.
@@ -213,7 +233,7 @@ function wire({ config, clock, log, startedAt, fixtures, engine, db }: { config:
     config, clock, log, startedAt, db, transaction, stateful, seed,
     bus, journal, faults, controls,
     fixtures, workspaces, seeder, deployments, deploymentReads: new ReadCache<string>(db), listeners, providers, tokens, oauth, callers: new CallerIds(),
-    engine, assistants, threads, runs, executor, threadLog, protocolCommands, runRequests, deployedAgents, openStreams, store, crons,
+    engine, assistants, threads, runs, executor, threadLog, protocolCommands, runRequests, webhooks, deployedAgents, openStreams, store, crons,
     feedback, feedbackService, tracingProjects, runTraces,
   }
 }

@@ -38,6 +38,7 @@ t.test('with nothing set, every setting has its documented default', async (t) =
     journalSize: 1000,
     corsOrigins: ['*'],
     logFormat: 'auto',
+    webhookLoopback: true,
   })
   t.same(config, defaultConfig())
 })
@@ -51,6 +52,7 @@ t.test('environment variables set every setting, parsed into their types', async
     HANGAR_REPLAY: '/srv/recording', HANGAR_REPLAY_SPEED: '2.5', HANGAR_REPLAY_FALLBACK: 'agent',
     HANGAR_AUTH: 'off', HANGAR_HEARTBEAT_MS: '0', HANGAR_SSE_END_EVENT: 'true', HANGAR_FEEDBACK_TTL: '90m', HANGAR_ADMIN_TOKEN: 'adm',
     HANGAR_JOURNAL_SIZE: '50', HANGAR_CORS_ORIGINS: 'http://localhost:3000, https://app.example.com', HANGAR_LOG_FORMAT: 'json',
+    HANGAR_WEBHOOK_LOOPBACK: 'no',
   })
   t.same(config, {
     port: 9000, host: '0.0.0.0', db: ':memory:', apiKeys: ['a', 'b', 'c'],
@@ -60,6 +62,7 @@ t.test('environment variables set every setting, parsed into their types', async
     replay: '/srv/recording', replaySpeed: '2.5', replayFallback: 'agent',
     auth: 'off', heartbeatMs: 0, sseEndEvent: true, feedbackTtl: 5400, adminToken: 'adm',
     journalSize: 50, corsOrigins: ['http://localhost:3000', 'https://app.example.com'], logFormat: 'json',
+    webhookLoopback: false,
   })
 })
 

@@ -573,7 +573,8 @@ export const NOT_SERVING = /^Deployment ID [^ ]+ is not serving yet: no revision
 export const BUSY = 'Thread is already running a task. Wait for it to finish or choose a different multitask strategy.'
 /**
  * Every 422 whose detail is a sentence: a busy thread, the combinations `POST /runs/cancel` refuses
- * (README), and the store's rules on namespaces and filter operators (docs/agent-server-wire.md).
+ * (README), the store's rules on namespaces and filter operators, and the webhooks a run may not
+ * name (docs/agent-server-wire.md).
  */
 const SENTENCE_422S: readonly (string | RegExp)[] = [
   BUSY,
@@ -583,6 +584,10 @@ const SENTENCE_422S: readonly (string | RegExp)[] = [
   'Namespace is required',
   /^Root label for namespace cannot be "langgraph"\. Received: /s,
   /^Unsupported operator: /s,
+  /^Invalid webhook hostname '/s,
+  /^Webhook host blocked: /s,
+  'Webhook URL too long',
+  /^Loopback webhooks \(relative URLs and localhost\) are disabled by default\./,
 ]
 const isSentence422 = (detail: unknown) => typeof detail === 'string' && SENTENCE_422S.some((sentence) => (typeof sentence === 'string' ? sentence === detail : sentence.test(detail)))
 const LOCS = ['body', 'query', 'path', 'header']

@@ -1,5 +1,5 @@
 // What changed inside hangar, as it happens: requests the journal recorded, runs' events and
-// statuses, revisions moving, clock jumps, fault rules, resets and imports. The admin API's event
+// statuses, runs' webhook calls, revisions moving, clock jumps, fault rules, resets and imports. The admin API's event
 // stream (`GET /_hangar/events`) forwards these to the inspector page, which then reads whatever
 // it shows through the documented APIs. Messages name what changed, never carry its data.
 
@@ -21,6 +21,11 @@ export interface Topics {
   request: { id: number; method: string; path: string; status: number; latency_ms: number }
   /** A run changed status (`status` set), or an event was appended to its log (`event`, `event_id` set). */
   run: { run_id: string; thread_id: string; scope: string; status: string | null; event: string | null; event_id: string | null }
+  /**
+   * An attempt at delivering a run's webhook has its outcome (`status` 0: no answer came);
+   * `request_id` is its entry in the journal (null when the journal keeps none).
+   */
+  webhook: { run_id: string; thread_id: string; scope: string; attempt: number; status: number; outcome: 'delivered' | 'retrying' | 'failed'; request_id: number | null }
   /** The clock jumped, froze or started running. */
   clock: ClockState
   /** A deployment was written, or one of its revisions changed status (`revision_id`, `status` set). */

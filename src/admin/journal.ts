@@ -23,6 +23,25 @@ export interface JournalEntry {
   request_headers: HeaderMap
   request_body: string | null
   response_headers: HeaderMap
+  /** `incoming`: a request to hangar; `outgoing`: a call hangar made (a run's webhook). */
+  direction: 'incoming' | 'outgoing'
+  /** On outgoing entries: which run's webhook, which attempt, and how it went. */
+  webhook?: WebhookCall
+}
+
+/** An attempt at delivering a run's webhook, as its journal entry shows it. */
+export interface WebhookCall {
+  /** The receiver's URL (secret query parameters redacted). */
+  url: string
+  run_id: string
+  thread_id: string
+  attempt: number
+  max_attempts: number
+  /** `retrying`: another attempt follows at `next_attempt_at`. */
+  outcome: 'delivered' | 'retrying' | 'failed'
+  /** Why no answer came (the entry's status is then 0). */
+  error: string | null
+  next_attempt_at: string | null
 }
 
 export interface JournalFilter {
@@ -33,6 +52,7 @@ export interface JournalFilter {
   /** An exact status (`404`) or a class (`4xx`). */
   status?: string | number
   workspace?: string
+  direction?: 'incoming' | 'outgoing'
   /** Only entries with a greater id (what came after an entry already seen). */
   since_id?: number
   limit?: number
@@ -59,6 +79,22 @@ export interface Recorded {
   body: { bytes: Buffer; contentType: string | undefined; length: number } | undefined
   /** The raw header block that went on the wire, or the headers Fastify held. */
   responseHeaders: string | Record<string, unknown>
+  /** Set on a call hangar made: a run's webhook (its `time` is when it was sent). */
+  webhook?: Omit<WebhookCall, 'next_attempt_at' | 'url'> & { url: string; next_attempt_at: number | null }
+}
+
+/** A call hangar made to a run's webhook receiver, for `recordOutgoing`. */
+export interface OutgoingCall {
+  time: number
+  method: string
+  url: string
+  requestHeaders: Record<string, string>
+  body: string
+  /** 0 when no answer came. */
+  status: number
+  latency_ms: number
+  responseHeaders: Record<string, string>
+  webhook: NonNullable<Recorded['webhook']>
 }
 
 type Stored = Recorded & { id: number; rendered?: JournalEntry }
@@ -103,6 +139,24 @@ export class RequestJournal {
     return id
   }
 
+  /** Stores a call hangar made (a run's webhook attempt); returns its id. */
+  recordOutgoing(call: OutgoingCall): number | undefined {
+    const url = new URL(call.url)
+    return this.record({
+      time: call.time,
+      method: call.method,
+      path: url.pathname,
+      query: url.search.slice(1),
+      status: call.status,
+      latency_ms: call.latency_ms,
+      workspace: null,
+      requestHeaders: call.requestHeaders,
+      body: keptBody(Buffer.from(call.body), call.requestHeaders['content-type']),
+      responseHeaders: call.responseHeaders,
+      webhook: call.webhook,
+    })
+  }
+
   /** Entries that pass the filter, newest first, with their secrets redacted. */
   list(filter: JournalFilter = {}): JournalEntry[] {
     const accepts = compileFilter(filter)
@@ -137,6 +191,18 @@ function render(entry: Stored): JournalEntry {
     request_headers: redactHeaders(entry.requestHeaders),
     request_body: entry.body === undefined ? null : renderBody(entry.body.bytes, entry.body.contentType, entry.body.length > entry.body.bytes.length ? entry.body.length : undefined),
     response_headers: typeof entry.responseHeaders === 'string' ? redactHeaders(parseHeaderBlock(entry.responseHeaders)) : redactHeaders(entry.responseHeaders),
+    direction: entry.webhook ? 'outgoing' : 'incoming',
+    ...(entry.webhook ? { webhook: renderWebhook(entry.webhook) } : {}),
+  }
+}
+
+function renderWebhook(call: NonNullable<Recorded['webhook']>): WebhookCall {
+  const url = new URL(call.url)
+  const query = url.search === '' ? '' : `?${redactQuery(url.search.slice(1))}`
+  return {
+    ...call,
+    url: `${url.origin}${url.pathname}${query}`,
+    next_attempt_at: call.next_attempt_at === null ? null : new Date(call.next_attempt_at).toISOString(),
   }
 }
 
@@ -173,6 +239,10 @@ function compileFilter(filter: JournalFilter): (entry: Stored) => boolean {
       const family = Number(status[0])
       checks.push((e) => Math.floor(e.status / 100) === family)
     } else checks.push((e) => e.status === Number(status))
+  }
+  if (filter.direction) {
+    const outgoing = filter.direction === 'outgoing'
+    checks.push((e) => (e.webhook !== undefined) === outgoing)
   }
   if (filter.workspace) {
     const workspace = filter.workspace.toLowerCase()

@@ -13,6 +13,7 @@ import type { Thread, ThreadRepository } from '../store/threads.js'
 import { rootLifecycle } from './protocol-events.js'
 import type { ThreadLog } from './thread-log.js'
 import type { Breakpoints, EngineOutput, GraphEngine, PausedAt, ProtocolEvent, State } from './types.js'
+import type { RunEnd } from './webhooks.js'
 
 export type CancelAction = 'interrupt' | 'rollback'
 export type MultitaskStrategy = 'reject' | 'interrupt' | 'rollback' | 'enqueue'
@@ -31,6 +32,8 @@ interface LiveRun {
   result?: RunResult
   /** Whether it started executing (a pending run that is cancelled has sent nothing). */
   started: boolean
+  /** When it started executing, on the clock. */
+  startedAt: number
   /** The base URL the client reached hangar at (for the URLs the run hands out). */
   publicBase: string
   /** The graph it runs (the protocol's root lifecycle names it). */
@@ -64,6 +67,12 @@ export interface RunExecutorOptions {
   log: { error: (obj: object, msg: string) => void }
   /** Hears of every status a run takes and every event appended to its log (the inspector's live view). */
   observe?: (change: RunChange) => void
+  /**
+   * Hears of each run that started and then ended (succeeded, failed or was interrupted; not one
+   * rolled back, which is gone): its webhook is called from here. Called before a temporary
+   * thread is deleted; what it throws is logged, never the run's concern.
+   */
+  onEnd?: (end: RunEnd) => void
 }
 
 /** A run changed status (`status`), or an event was appended to its log (`event`, `event_id`). */
@@ -238,6 +247,7 @@ export class RunExecutor {
       controller: new AbortController(),
       cancelAction: 'interrupt',
       started: false,
+      startedAt: 0,
       events: new EventEmitter(),
       done: Promise.resolve(),
     }
@@ -285,6 +295,7 @@ export class RunExecutor {
       threads.setStatus(thread.seq, 'busy')
       this.#observe(run, 'running')
       live.started = true
+      live.startedAt = clock.now()
       this.#emit(live, 'metadata', { run_id: run.run_id, attempt: 1 })
 
       // A run that names a checkpoint starts there (a fork); one that names a checkpoint the thread
@@ -360,6 +371,9 @@ export class RunExecutor {
       ? rootLifecycle('failed', live.graphId, outcome.error)
       : rootLifecycle(outcome.pausedAt ? 'interrupted' : 'completed', live.graphId))
     this.#observe(run, outcome.status === 'error' ? 'error' : 'success')
+    this.#ended(live, outcome.status === 'error'
+      ? { status: 'error', values: outcome.values, error: outcome.error }
+      : { status: 'success', values: outcome.values })
     if (run.kwargs.temporary) threads.delete(thread)
   }
 
@@ -383,12 +397,23 @@ export class RunExecutor {
     }
     this.#protocol(live, rootLifecycle('interrupted', live.graphId))
     this.#observe(run, 'interrupted')
+    if (live.started && live.cancelAction !== 'rollback') this.#ended(live, { status: 'interrupted', values: null })
     const others = runs.active(thread.seq).filter((r) => r.seq !== run.seq)
     if (others.length === 0) {
       const paused = threads.latestCheckpoint(thread)?.pausedAt ?? null
       threads.setStatus(thread.seq, nextStatus(paused))
     }
     if (run.kwargs.temporary) threads.delete(thread)
+  }
+
+  /** Tells `onEnd` how a run that started has ended. */
+  #ended(live: LiveRun, how: Pick<RunEnd, 'status' | 'values' | 'error'>): void {
+    const { run } = live
+    try {
+      this.#o.onEnd?.({ ...how, run: this.#o.runs.bySeq(run.seq) ?? run, startedAt: live.startedAt, endedAt: this.#o.clock.now(), publicBase: live.publicBase })
+    } catch (error) {
+      this.#o.log.error({ err: error, run_id: run.run_id }, 'the end of a run could not be reported')
+    }
   }
 
   // ---- following a thread from one run to the next (its join stream) ---------------------------

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto'
 import { v7 as uuid7 } from 'uuid'
 import type { Clock } from '../clock.js'
-import { NotFound } from '../domain/errors.js'
+import { NotFound, Unprocessable } from '../domain/errors.js'
 import type { RunCreate } from '../schemas/agent.js'
 import type { Assistant, AssistantRepository } from '../store/assistants.js'
 import type { Run, RunKwargs } from '../store/runs.js'
@@ -14,6 +14,7 @@ import type { Thread, ThreadRepository } from '../store/threads.js'
 import type { MultitaskStrategy, RunExecutor } from './run-executor.js'
 import { resolveAssistantId } from './system-assistants.js'
 import type { GraphEngine } from './types.js'
+import { webhookRefusal } from './webhooks.js'
 
 export interface RunRequestsOptions {
   assistants: AssistantRepository
@@ -23,6 +24,8 @@ export interface RunRequestsOptions {
   clock: Clock
   /** Runs `fn` in one database transaction: all of it is written, or none. */
   transaction: <T>(fn: () => T) => T
+  /** Whether a run may name a webhook on this machine (HANGAR_WEBHOOK_LOOPBACK). */
+  allowLoopbackWebhooks: boolean
 }
 
 /** Where a request came from, as far as a run cares. */
@@ -88,6 +91,7 @@ export function runSettings(
     after_seconds: body.after_seconds ?? null,
     temporary: threadless && (body.on_completion ?? 'delete') === 'delete',
     ...(durability === null ? {} : { durability }),
+    ...(body.webhook ? { webhook: body.webhook } : {}),
   }
 }
 
@@ -122,6 +126,7 @@ export class RunRequests {
 
   /** A run on a thread, or (`threadId` null) a stateless run on a temporary thread. */
   create(context: RequestContext, threadId: string | null, body: RunCreate): Run {
+    this.#checkWebhook(body)
     return this.#o.transaction(() => this.#start(context, threadId, body, this.#assistantFor(context.scope, body)))
   }
 
@@ -130,6 +135,7 @@ export class RunRequests {
    * assistant of its first such run, and a run of another assistant is refused with `mismatch`.
    */
   startSession(context: RequestContext, threadId: string, body: RunCreate, mismatch: (bound: string, asked: string) => Error): Run {
+    this.#checkWebhook(body)
     return this.#o.transaction(() => {
       const assistant = this.#assistantFor(context.scope, body)
       const existing = this.#o.threads.get(context.scope, threadId)
@@ -145,8 +151,20 @@ export class RunRequests {
 
   /** Stateless runs, all or none: every item is checked before any run is created (one unknown assistant creates none). */
   createBatch(context: RequestContext, bodies: RunCreate[]): Run[] {
-    const planned = bodies.map((body) => ({ body, assistant: this.#assistantFor(context.scope, body) }))
+    const planned = bodies.map((body) => {
+      this.#checkWebhook(body)
+      return { body, assistant: this.#assistantFor(context.scope, body) }
+    })
     return this.#o.transaction(() => planned.map(({ body, assistant }) => this.#start(context, null, body, assistant)))
+  }
+
+  /**
+   * Refuses a webhook the run may not call (422), before anything is written: a run the executor
+   * was handed cannot be taken back by rolling the transaction back.
+   */
+  #checkWebhook(body: RunCreate): void {
+    const refused = body.webhook == null ? null : webhookRefusal(body.webhook, this.#o.allowLoopbackWebhooks)
+    if (refused !== null) throw new Unprocessable(refused)
   }
 
   /** The assistant a run body names (its id, or a graph's name), as a run would find it; NotFound (404) when none is. */

@@ -23,6 +23,7 @@ const description = [
   'Each message is `event: <topic>` and one `data:` line of JSON. The first is a `clock` message with the clock as it is.',
   'Topics: `request` {id, method, path, status, latency_ms}: the journal recorded a request;',
   '`run` {run_id, thread_id, scope, status, event, event_id}: a run took a status, or an event was appended to its log (its data is read from the run\'s stream);',
+  '`webhook` {run_id, thread_id, scope, attempt, status, outcome, request_id}: an attempt at a run\'s webhook has its outcome;',
   '`clock` {now, now_ms, frozen}; `deployments` {workspace, deployment_id, revision_id, status}: a deployment was written or a revision changed status;',
   '`faults` {action, fault_id}; `state` {action: reset | import, workspace}.',
   'A `: heartbeat` comment goes out every 15 s.',

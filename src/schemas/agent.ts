@@ -232,7 +232,7 @@ export const RunCreate = Type.Object({
   feedback_keys: opt(Type.Union([Type.String(), Type.Array(Type.String())])),
   interrupt_before: opt(Any()),
   interrupt_after: opt(Any()),
-  webhook: opt(Type.String()),
+  webhook: opt(Type.String({ minLength: 1, maxLength: 65536 })),
   multitask_strategy: opt(StringEnum(['reject', 'interrupt', 'rollback', 'enqueue'])),
   if_not_exists: opt(StringEnum(['reject', 'create'])),
   after_seconds: opt(Type.Number({ minimum: 0 })),

@@ -37,6 +37,8 @@ export type RunKwargs = {
   /** Given only when the client chose (`durability`, or the deprecated `checkpoint_during`). */
   durability?: 'sync' | 'async' | 'exit'
   temporary: boolean
+  /** Where the run's outcome is POSTed when it ends (given only when the client named one). */
+  webhook?: string
   /** Set on runs the session protocol started (the real server shows the same flag). */
   __protocol_stream_run?: true
 }
