@@ -4,9 +4,11 @@
 // built, what it does on a reset and at shutdown (see stateful.ts).
 
 import type { Logger } from 'pino'
+import { A2AEndpoint } from './agent/a2a.js'
 import { DeployedAgents } from './agent/deployed-agents.js'
 import { createEngine } from './agent/engine.js'
 import { AgentStore } from './agent/long-term-store.js'
+import { McpEndpoint } from './agent/mcp.js'
 import { loadReplays } from './agent/replay-file.js'
 import { ProtocolCommands } from './agent/protocol-commands.js'
 import { RunExecutor } from './agent/run-executor.js'
@@ -92,6 +94,10 @@ export interface Services {
   readonly protocolCommands: ProtocolCommands
   readonly runRequests: RunRequests
   readonly deployedAgents: DeployedAgents
+  /** The A2A endpoint and agent cards (tasks are runs, contexts threads: it keeps nothing of its own). */
+  readonly a2a: A2AEndpoint
+  /** The MCP endpoint (stateless: every assistant a tool). */
+  readonly mcp: McpEndpoint
   readonly openStreams: OpenStreams
   /** Each agent server's store (long-term memory). */
   readonly store: AgentStore
@@ -190,6 +196,9 @@ function wire({ config, clock, log, startedAt, fixtures, engine, db }: { config:
   const protocolCommands = new ProtocolCommands({ threads, runs, runRequests, threadLog, clock })
   const deployedAgents = stateful.register(new DeployedAgents({ deployments, assistants, agentData, engine, executor, transaction }))
 
+  const a2a = new A2AEndpoint({ assistants, runs, executor, runRequests, engine })
+  const mcp = new McpEndpoint({ assistants, executor, runRequests, engine })
+
   const seed = () => {
     seeder.seedAll(config.defaultTenant)
     seedSystemAssistants(assistants, engine, '')
@@ -201,7 +210,7 @@ function wire({ config, clock, log, startedAt, fixtures, engine, db }: { config:
     config, clock, log, startedAt, db, transaction, stateful, seed,
     bus, journal, faults, controls,
     fixtures, workspaces, seeder, deployments, deploymentReads: new ReadCache<string>(db), listeners, providers, tokens, oauth, callers: new CallerIds(),
-    engine, assistants, threads, runs, executor, threadLog, protocolCommands, runRequests, deployedAgents, openStreams, store,
+    engine, assistants, threads, runs, executor, threadLog, protocolCommands, runRequests, deployedAgents, a2a, mcp, openStreams, store,
     feedback, feedbackService, tracingProjects, runTraces,
   }
 }
