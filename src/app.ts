@@ -20,6 +20,7 @@ import { installSerialization } from './serialization.js'
 import { buildServices, type Services } from './services.js'
 import { ticker } from './ticker.js'
 import { installRequestValidation } from './validation/request.js'
+import { a2aRoutes } from './routes/a2a.js'
 import { adminEventRoutes } from './routes/admin-events.js'
 import { adminFaultRoutes } from './routes/admin-faults.js'
 import { adminRequestRoutes } from './routes/admin-requests.js'
@@ -35,6 +36,7 @@ import { feedbackTokenRoutes, tracingRoutes } from './routes/feedback.js'
 import { inspectorRoutes } from './routes/inspector.js'
 import { integrationRoutes } from './routes/integrations.js'
 import { listenerRoutes } from './routes/listeners.js'
+import { mcpRoutes } from './routes/mcp.js'
 import { oauthCallbackRoutes, oauthConsentRoutes } from './routes/oauth-browser.js'
 import { declareSecurity, leaveOutOfDocs, openapiDocument, openapiRoute } from './routes/openapi.js'
 import { protocolRoutes } from './routes/protocol.js'
@@ -163,6 +165,8 @@ export function buildApp(options: AppOptions = {}): App {
       gated.register(threadStreamRoutes, services)
       gated.register(storeRoutes, services)
       gated.register(cronRoutes, services)
+      gated.register(a2aRoutes, services)
+      gated.register(mcpRoutes, services)
     })
   }
   // The agent server at the root paths, where a frontend developer points the SDK...

@@ -4,11 +4,13 @@
 // built, what it does on a reset and at shutdown (see stateful.ts).
 
 import type { Logger } from 'pino'
+import { A2AEndpoint } from './agent/a2a.js'
 import { DeployedAgents } from './agent/deployed-agents.js'
 import { createEngine } from './agent/engine.js'
 import { CronScheduler } from './agent/cron-scheduler.js'
 import { AgentCrons, runOccurrence } from './agent/crons.js'
 import { AgentStore } from './agent/long-term-store.js'
+import { McpEndpoint } from './agent/mcp.js'
 import { loadReplays } from './agent/replay-file.js'
 import { ProtocolCommands } from './agent/protocol-commands.js'
 import { RunExecutor } from './agent/run-executor.js'
@@ -99,6 +101,10 @@ export interface Services {
   /** Runs' webhooks being delivered (in memory only). */
   readonly webhooks: WebhookDelivery
   readonly deployedAgents: DeployedAgents
+  /** The A2A endpoint and agent cards (tasks are runs, contexts threads: it keeps nothing of its own). */
+  readonly a2a: A2AEndpoint
+  /** The MCP endpoint (stateless: every assistant a tool). */
+  readonly mcp: McpEndpoint
   readonly openStreams: OpenStreams
   /** Each agent server's store (long-term memory). */
   readonly store: AgentStore
@@ -222,6 +228,9 @@ function wire({ config, clock, log, startedAt, fixtures, engine, db }: { config:
   cronScheduler.sweep()
   const deployedAgents = stateful.register(new DeployedAgents({ deployments, assistants, agentData, engine, executor, transaction }))
 
+  const a2a = new A2AEndpoint({ assistants, runs, executor, runRequests, engine })
+  const mcp = new McpEndpoint({ assistants, executor, runRequests, engine })
+
   const seed = () => {
     seeder.seedAll(config.defaultTenant)
     seedSystemAssistants(assistants, engine, '')
@@ -233,7 +242,7 @@ function wire({ config, clock, log, startedAt, fixtures, engine, db }: { config:
     config, clock, log, startedAt, db, transaction, stateful, seed,
     bus, journal, faults, controls,
     fixtures, workspaces, seeder, deployments, deploymentReads: new ReadCache<string>(db), listeners, providers, tokens, oauth, callers: new CallerIds(),
-    engine, assistants, threads, runs, executor, threadLog, protocolCommands, runRequests, webhooks, deployedAgents, openStreams, store, crons,
+    engine, assistants, threads, runs, executor, threadLog, protocolCommands, runRequests, webhooks, deployedAgents, a2a, mcp, openStreams, store, crons,
     feedback, feedbackService, tracingProjects, runTraces,
   }
 }

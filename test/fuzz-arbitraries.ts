@@ -621,6 +621,13 @@ export function problemsOf(request: FuzzRequest, answer: Answer): string[] {
     const zod = json() && isObject(parsed) && parsed.success === false && isObject(parsed.error) && parsed.error.name === 'ZodError' && Array.isArray(parsed.error.issues) && parsed.error.issues.length > 0
     return zod ? problems : [...problems, `${status} is neither zod's nor plain text: ${truncate(answer.body, 200)}`]
   }
+  // The A2A and MCP endpoints speak JSON-RPC 2.0: their refusals are JSON-RPC error bodies
+  // (docs/agent-server-wire.md). Gates (auth, body limit) still answer {"detail"}.
+  if (/\/(a2a|mcp)(\/|\?|$)/.test(request.url) && json() && isObject(parsed) && 'jsonrpc' in parsed) {
+    const error = parsed.error
+    const rpc = parsed.jsonrpc === '2.0' && 'id' in parsed && isObject(error) && Number.isInteger(error.code) && typeof error.message === 'string' && error.message !== ''
+    return rpc ? problems : [...problems, `${status} is not a JSON-RPC error: ${truncate(answer.body, 200)}`]
+  }
   if (!type.startsWith('application/json')) problems.push(`${status} with content-type "${type}": ${truncate(answer.body, 200)}`)
   if (!json()) return [...problems, `${status} with a body that is not JSON: ${truncate(answer.body, 200)}`]
   if (!isObject(parsed) || Object.keys(parsed).join() !== 'detail') return [...problems, `${status} body is not {"detail": …}: ${truncate(answer.body, 200)}`]
