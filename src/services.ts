@@ -202,6 +202,10 @@ function wire({ config, clock, log, startedAt, fixtures, engine, db }: { config:
   const executor = new RunExecutor({
     runs, threads, engine, clock, threadLog, endEvent: config.sseEndEvent, log, transaction,
     onSuccess: (run, base) => feedbackService.issueForRun(run, base),
+    store: (scope) => ({
+      put: (namespace, key, value) => store.put(scope, { namespace, key, value, index: null, ttl: null }),
+      search: (namespacePrefix, { query, filter, limit }) => store.search(scope, { namespacePrefix, query, filter, limit, offset: 0, refreshTtl: false }),
+    }),
     observe: (change) => bus.publish('run', change),
     onEnd: (end) => webhooks.runEnded(end),
   })

@@ -11,7 +11,7 @@ import { unknownTemplates } from './templates.js'
 
 /** The conditions a `when` may name, and the actions a step may take (one each). */
 export const CONDITIONS = ['configurable', 'human_contains', 'human_matches', 'state', 'state_truthy', 'tool_calls', 'tool_result_contains', 'visits_at_least', 'last_message', 'calls_tool', 'all', 'not'] as const
-export const STEP_KINDS = ['reply', 'update', 'custom', 'wait_ms', 'interrupt', 'fail', 'tools', 'ui', 'remove_ui'] as const
+export const STEP_KINDS = ['reply', 'update', 'custom', 'wait_ms', 'interrupt', 'fail', 'tools', 'ui', 'remove_ui', 'store_put', 'store_search'] as const
 
 
 const RESERVED: ReadonlySet<string> = new Set(['__start__', '__end__', '__interrupt__', '__error__'])
@@ -157,6 +157,11 @@ export function checkGraph(graph: Graph, fail: (loc: Loc, msg: string) => never,
       } else if (kind === 'ui' || kind === 'remove_ui') {
         if (uiKeyOf(graph) === undefined) fail([...loc, kind], `a ${kind} step needs a state key with the reducer 'ui' (e.g. "ui": "ui")`)
         templates(step[kind], [...loc, kind])
+      } else if (kind === 'store_put') {
+        templates(step.store_put, [...loc, 'store_put'])
+      } else if (kind === 'store_search') {
+        declared(step.store_search!.into, [...loc, 'store_search', 'into'])
+        templates(step.store_search, [...loc, 'store_search'])
       } else if (kind === 'tools') {
         if (graph.state.messages !== 'messages') fail([...loc, 'tools'], `a tools step needs the state key 'messages' with the reducer 'messages'`)
         for (const [name, result] of Object.entries(step.tools!)) {

@@ -131,6 +131,22 @@ const Fail = Type.Object({
   when: Type.Optional(When),
 })
 
+/** Writes an item to the run's store (long-term memory), templated: namespace labels, key and value. */
+const StorePutSpec = Type.Object({
+  namespace: Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }),
+  key: Type.String({ minLength: 1 }),
+  value: Dict(Type.Unknown()),
+})
+
+/** Searches the run's store (templated) and writes the items found into the state key `into`. */
+const StoreSearchSpec = Type.Object({
+  namespace_prefix: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+  query: Type.Optional(Type.String()),
+  filter: Type.Optional(Dict(Type.Unknown())),
+  limit: Type.Optional(Type.Integer({ minimum: 1, default: 10 })),
+  into: Type.String({ minLength: 1 }),
+})
+
 /** A step does exactly one of these things. */
 const Step = Type.Object({
   reply: Type.Optional(Reply),
@@ -145,6 +161,10 @@ const Step = Type.Object({
   ui: Type.Optional(Ui),
   /** Removes the UI message of this id (templated). */
   remove_ui: Type.Optional(Type.String({ minLength: 1 })),
+  /** Writes an item to the store of the agent server the run is on. */
+  store_put: Type.Optional(StorePutSpec),
+  /** Searches that store; the items found go to a state key. */
+  store_search: Type.Optional(StoreSearchSpec),
   /** The step runs only when this holds (read from the state as the node's earlier steps left it). */
   when: Type.Optional(When),
 })

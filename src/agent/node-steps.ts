@@ -77,6 +77,8 @@ export async function* playNode(node: GraphNode, task: TaskView, context: NodeCo
           : { type: 'remove-ui', id: renderText(step.remove_ui!, state, request.context) }
         yield* emit(context.modes.custom(event))
         write({ [context.uiKey ?? 'ui']: [event] })
+      } else if (step.store_put || step.store_search) {
+        write(storeStep(step, state, request))
       } else if (step.tools) {
         const answered = yield* tools(step.tools, task, state, context)
         write({ messages: answered.messages })
@@ -95,6 +97,30 @@ export async function* playNode(node: GraphNode, task: TaskView, context: NodeCo
     .flatMap(([, list]) => list as Message[])
     .filter((m) => m.type !== 'remove' && !streamed.has(m.id as string))
   return { kind: 'ok', state, writes, unstreamed }
+}
+
+/**
+ * A store step, on the run's store: a put (returns no update), or a search whose items go to the
+ * state key `into`. Raises (the node fails) when the run has no store or the store refuses.
+ */
+function storeStep(step: Step, state: State, request: RunRequest): Record<string, unknown> {
+  const store = request.store
+  if (!store) throw new GraphError('InvalidUpdateError', 'This run has no store (a store step needs the agent server\'s)')
+  const labels = (list: string[]) => list.map((label) => renderText(label, state, request.context))
+  try {
+    if (step.store_put) {
+      const value = renderValue(step.store_put.value, state, request.context) as Record<string, unknown>
+      store.put(labels(step.store_put.namespace), renderText(step.store_put.key, state, request.context), value)
+      return {}
+    }
+    const search = step.store_search!
+    const filter = search.filter === undefined ? null : renderValue(search.filter, state, request.context) as Record<string, unknown>
+    const query = search.query === undefined ? null : renderText(search.query, state, request.context)
+    return { [search.into]: store.search(labels(search.namespace_prefix), { query, filter, limit: search.limit ?? 10 }) }
+  } catch (error) {
+    if (error instanceof GraphError) throw error
+    throw new GraphError('InvalidUpdateError', (error as Error).message)
+  }
 }
 
 /** The reply's text and tool calls rendered; a call without an id gets one derived from the message id and its place. */

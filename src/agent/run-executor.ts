@@ -12,7 +12,7 @@ import type { Run, RunKwargs, RunRepository, RunStatus } from '../store/runs.js'
 import type { Thread, ThreadRepository } from '../store/threads.js'
 import { rootLifecycle } from './protocol-events.js'
 import type { ThreadLog } from './thread-log.js'
-import type { Breakpoints, EngineOutput, GraphEngine, PausedAt, ProtocolEvent, State } from './types.js'
+import type { Breakpoints, EngineOutput, GraphEngine, PausedAt, ProtocolEvent, RunStore, State } from './types.js'
 import type { RunEnd } from './webhooks.js'
 
 export type CancelAction = 'interrupt' | 'rollback'
@@ -62,6 +62,8 @@ export interface RunExecutorOptions {
    * transaction that records the run's completion, so whatever it writes commits with it.
    */
   onSuccess?: (run: Run, publicBase: string) => { event: string; data: unknown }[]
+  /** The store of each agent-server scope, as a run's store steps reach it. */
+  store?: (scope: string) => RunStore
   /** Runs `fn` in one database transaction. */
   transaction: <T>(fn: () => T) => T
   log: { error: (obj: object, msg: string) => void }
@@ -320,6 +322,7 @@ export class RunExecutor {
         protocolRun: run.kwargs.__protocol_stream_run === true,
         subgraphs: run.kwargs.subgraphs,
         subgraphStart: (ns) => threads.latestCheckpoint(thread, ns) ?? null,
+        ...(this.#o.store ? { store: this.#o.store(run.scope) } : {}),
         ids,
         clock,
         signal,

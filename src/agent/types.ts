@@ -96,6 +96,12 @@ export interface ProtocolEvent {
   data: unknown
 }
 
+/** The store (long-term memory) as a graph's steps reach it: the agent server's the run is on. */
+export interface RunStore {
+  put(namespace: string[], key: string, value: Record<string, unknown>): void
+  search(namespacePrefix: string[], options: { query: string | null; filter: Record<string, unknown> | null; limit: number }): unknown[]
+}
+
 /** What a run asks of the engine. */
 export interface RunRequest {
   /** The graph to run (one the engine loaded). */
@@ -128,6 +134,8 @@ export interface RunRequest {
    * resumed node resumes its subgraph where it stopped; absent for a run without a thread.
    */
   subgraphStart?: (ns: string) => StartCheckpoint | null
+  /** The store of the agent server the run is on (absent: a run without one; a store step then fails). */
+  store?: RunStore
   /** Delays are waited on this clock (`clock.until`), so tests drive them with a manual clock. */
   clock: Clock
   /** Aborted when the run is cancelled; the engine stops at once (between any two outputs). */
