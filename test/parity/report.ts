@@ -33,12 +33,6 @@ const DOCUMENTS: Document[] = [
  * document writes it). Every operation hangar does not serve must have a line here.
  */
 export const NOTES: Readonly<Record<string, string>> = {
-  'POST /threads/{thread_id}/runs/crons': 'not served yet: crons are being built (issue 17)',
-  'POST /runs/crons': 'not served yet: crons are being built (issue 17)',
-  'POST /runs/crons/search': 'not served yet: crons are being built (issue 17)',
-  'POST /runs/crons/count': 'not served yet: crons are being built (issue 17)',
-  'PATCH /runs/crons/{cron_id}': 'not served yet: crons are being built (issue 17)',
-  'DELETE /runs/crons/{cron_id}': 'not served yet: crons are being built (issue 17)',
   'GET /metrics': 'not served: hangar has no worker pool or queue whose figures it could report; a scrape would read invented numbers',
   'POST /store/namespaces': 'answers `{"namespaces": [...]}` as the JS server and the SDK read it; the document says a bare list',
   'GET /store/items': 'a missing item is `200 null`, as the JS server answers',
