@@ -677,7 +677,7 @@ t.test('an invalid graph fixture stops loading with one line naming the file and
   fixtureError(t, { graph_id: 'g', nodes: [node, node] }, "nodes[1].name: 'n' names two nodes")
   fixtureError(t, { graph_id: 'g', nodes: [{ name: '__end__' }] }, "nodes[0].name: '__end__' is a reserved name")
   fixtureError(t, { graph_id: 'g', nodes: [{ name: 'n', steps: [{ custom: 1, wait_ms: 2 }] }] },
-    'nodes[0].steps[0]: a step does exactly one of reply, update, custom, wait_ms, interrupt, fail, tools, ui, remove_ui (found custom, wait_ms)')
+    'nodes[0].steps[0]: a step does exactly one of reply, update, custom, wait_ms, interrupt, fail, tools, ui, remove_ui, store_put, store_search (found custom, wait_ms)')
   fixtureError(t, { graph_id: 'g', nodes: [{ name: 'n', steps: [{ update: { x: 1 } }] }] }, "nodes[0].steps[0].update.x: 'x' is not a state key (declared: none)")
   fixtureError(t, { graph_id: 'g', nodes: [{ name: 'n', steps: [{ reply: { text: 'hi' } }] }] },
     "nodes[0].steps[0].reply: a reply needs the state key 'messages' with the reducer 'messages'")
