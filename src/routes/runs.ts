@@ -50,7 +50,7 @@ export const runRoutes: FastifyPluginAsyncTypebox<RunRoutesOptions> = async (app
   }
 
   const context = (request: FastifyRequest): RequestContext =>
-    ({ scope: request.agentScope, headers: request.headers, publicBase: publicBase(request, options.config.publicUrl) })
+    ({ scope: request.agentScope, owner: request.agentUser, headers: request.headers, publicBase: publicBase(request, options.config.publicUrl) })
   const createRun = (request: FastifyRequest, threadId: string | null, body: RunCreate): RunRecord =>
     runRequests.create(context(request), threadId, body)
 
