@@ -96,7 +96,7 @@ t.test('with users, search and count see only the caller\'s own threads', async 
 })
 
 t.test('with users, runs on the caller\'s own thread work, and a thread a run creates is the caller\'s', async (t) => {
-  const { alice, bob } = await usersMode(t)
+  const { base, alice, bob } = await usersMode(t)
   const thread = await alice.threads.create()
   const result = await alice.runs.wait(thread.thread_id, 'agent', { input: hello }) as { messages: { content: string }[] }
   t.equal(result.messages.at(-1)?.content, 'hello from alice', 'the run answers')
@@ -104,6 +104,11 @@ t.test('with users, runs on the caller\'s own thread work, and a thread a run cr
   t.equal(runs.length, 1, 'her run is listed')
   t.equal(runs[0].status, 'success')
   await t.rejects(bob.runs.get(thread.thread_id, runs[0].run_id), /HTTP 404/, 'bob cannot read her run')
+  const cancelAsBob = await fetch(`${base}/runs/cancel`, {
+    method: 'POST', headers: { authorization: 'Bearer bob-token', 'content-type': 'application/json' },
+    body: JSON.stringify({ thread_id: thread.thread_id, run_ids: [runs[0].run_id] }),
+  })
+  t.same([cancelAsBob.status, await cancelAsBob.json()], [404, { detail: 'No runs found to cancel.' }], 'nor cancel it by naming her thread')
 
   const made = '9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d'
   await alice.runs.wait(made, 'agent', { input: hello, ifNotExists: 'create' })
