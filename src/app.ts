@@ -11,7 +11,7 @@ import type { EventBus } from './admin/bus.js'
 import type { FaultInjector } from './admin/faults.js'
 import { installFaults } from './admin/faults.js'
 import { installJournal, isHangarOwnPath, type RequestJournal } from './admin/journal.js'
-import { adminAuth, adminSecurity, agentServerAuth, agentServerSecurity, controlPlaneAuth, controlPlaneSecurity, securitySchemes } from './auth.js'
+import { adminAuth, adminSecurity, agentServerAuth, agentServerSecurity, ownThreadsOnly, controlPlaneAuth, controlPlaneSecurity, securitySchemes } from './auth.js'
 import { Clock } from './clock.js'
 import { checkConfig, defaultConfig, type Config } from './config.js'
 import { installErrorHandler } from './errors.js'
@@ -95,6 +95,7 @@ export function buildApp(options: AppOptions = {}): App {
   app.decorateRequest('tenantId', '')
   app.decorateRequest('userId', '')
   app.decorateRequest('agentScope', '')
+  app.decorateRequest('agentUser', '')
   app.addHook('preClose', () => services.stateful.shutdown())
   app.addHook('onClose', async () => services.stateful.close())
 
@@ -155,7 +156,8 @@ export function buildApp(options: AppOptions = {}): App {
   const agentServer: FastifyPluginAsyncTypebox = async (scope) => {
     scope.register(agentMetaRoutes, services)
     scope.register(async (gated) => {
-      gated.addHook('onRequest', agentServerAuth(config))
+      gated.addHook('onRequest', agentServerAuth(config, services.agentUsers))
+      gated.addHook('preHandler', ownThreadsOnly(services.threads))
       declareSecurity(gated, agentServerSecurity(config))
       gated.addHook('onRequest', async (request) => services.deployedAgents.seed(request.agentScope))
       gated.register(assistantRoutes, services)

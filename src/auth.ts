@@ -1,12 +1,15 @@
 // Control-plane credentials and workspace (tenant) selection.
 
 import type { IncomingHttpHeaders } from 'node:http'
-import type { FastifyRequest, onRequestHookHandler } from 'fastify'
+import type { FastifyRequest, onRequestHookHandler, preHandlerHookHandler } from 'fastify'
 import type { Config } from './config.js'
 import { ApiError, type PydanticError } from './errors.js'
 import { compile, INVALID } from './validation/pydantic.js'
 import { Uuid } from './schemas/common.js'
 import type { CallerIds } from './domain/oauth.js'
+import { ownsThread, type AgentUsers } from './domain/agent-users.js'
+import type { ThreadRepository } from './store/threads.js'
+import { threadNotFound } from './agent/run-requests.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -19,6 +22,8 @@ declare module 'fastify' {
      * of the deployment under whose `/deployments/{id}/agent` prefix it came.
      */
     agentScope: string
+    /** The agent server's user the request acts as (`HANGAR_AGENT_AUTH=users`), else ''. */
+    agentUser: string
   }
 }
 
@@ -79,17 +84,47 @@ export function controlPlaneAuth(
 }
 
 /**
- * The agent server's gate: an API key (`x-api-key`, or a Bearer token) is required, as on the
- * hosted server — 403 `Missing authentication headers` without one; `HANGAR_API_KEYS` restricts
- * which; `HANGAR_AUTH=off` admits everyone.
+ * The agent server's gate, as `HANGAR_AGENT_AUTH` says:
+ * - `api-key` (the default, as on the hosted server): an API key (`x-api-key`, or a Bearer token)
+ *   is required — 403 `Missing authentication headers` without one; `HANGAR_API_KEYS` restricts which;
+ * - `none` (as `langgraph dev`): no credential is asked for;
+ * - `users`: `Authorization: Bearer <token>` of a user of `HANGAR_AGENT_USERS` — 401 without one or
+ *   with a token no user has (an `x-api-key` is not a user's); the request acts as that user (`agentUser`).
+ * `HANGAR_AUTH=off` admits everyone whatever the mode.
  */
-export function agentServerAuth(config: Pick<Config, 'apiKeys' | 'auth'>): onRequestHookHandler {
+export function agentServerAuth(config: Pick<Config, 'apiKeys' | 'auth' | 'agentAuth'>, users: AgentUsers): onRequestHookHandler {
   const accepted = new Set(config.apiKeys)
   return (request, _reply, done) => {
-    if (config.auth === 'off') return done()
+    if (config.auth === 'off' || config.agentAuth === 'none') return done()
+    if (config.agentAuth === 'users') {
+      const token = bearerOf(request.headers) ?? socketCredential(request)
+      if (token === undefined) return done(ApiError.unauthorized('Missing authentication headers'))
+      const user = users.byToken(token)
+      if (!user) return done(ApiError.unauthorized('Invalid token'))
+      request.agentUser = user.identity
+      return done()
+    }
     const credential = credentialOf(request.headers) ?? socketCredential(request)
     if (credential === undefined) return done(ApiError.forbidden('Missing authentication headers'))
     if (accepted.size > 0 && !accepted.has(credential)) return done(ApiError.forbidden('Invalid API key'))
+    done()
+  }
+}
+
+const bearerOf = (headers: IncomingHttpHeaders) => /^bearer\s+(\S+)\s*$/i.exec(first(headers.authorization) ?? '')?.[1]
+
+/**
+ * In `users` mode, a route about one thread (`/threads/{thread_id}/…`: the thread, its state,
+ * history, runs and streams) answers 404 `Thread with ID … not found` for another user's thread, as
+ * LangGraph's owner filter does: the thread is not there for them. Runs in `preHandler`, after the
+ * parameters are validated.
+ */
+export function ownThreadsOnly(threads: Pick<ThreadRepository, 'get'>): preHandlerHookHandler {
+  return (request, _reply, done) => {
+    const id = (request.params as { thread_id?: unknown } | undefined)?.thread_id
+    if (request.agentUser === '' || typeof id !== 'string') return done()
+    const thread = threads.get(request.agentScope, id)
+    if (thread && !ownsThread(request.agentUser, thread.metadata)) return done(threadNotFound(id))
     done()
   }
 }
@@ -132,11 +167,14 @@ export type SecurityScheme =
   | { type: 'http'; scheme: 'bearer'; description?: string }
 
 /** The schemes the gates read, as OpenAPI `components.securitySchemes` (the admin token's only when one is set). */
-export function securitySchemes(config: Pick<Config, 'adminToken'>): Record<string, SecurityScheme> {
+export function securitySchemes(config: Pick<Config, 'adminToken' | 'agentAuth'>): Record<string, SecurityScheme> {
+  const bearer = config.agentAuth === 'users'
+    ? 'Any API key hangar accepts also works as a Bearer token on the control plane; the agent server takes only a user\'s token (HANGAR_AGENT_USERS).'
+    : 'Any API key hangar accepts also works as a Bearer token.'
   return {
     [API_KEY]: { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
     [TENANT_ID]: { type: 'apiKey', in: 'header', name: 'X-Tenant-Id', description: 'The workspace (a UUID); without it, the default workspace unless HANGAR_REQUIRE_TENANT is set.' },
-    [BEARER]: { type: 'http', scheme: 'bearer', description: 'Any API key hangar accepts also works as a Bearer token.' },
+    [BEARER]: { type: 'http', scheme: 'bearer', description: bearer },
     ...(config.adminToken ? { [ADMIN_TOKEN]: { type: 'apiKey', in: 'header', name: 'X-Hangar-Admin-Token' } } : {}),
   }
 }
@@ -153,9 +191,10 @@ export function controlPlaneSecurity(
   return requirements
 }
 
-/** What `agentServerAuth(config)` admits: an API key or a Bearer token; nothing when auth is off. */
-export function agentServerSecurity(config: Pick<Config, 'auth'>): SecurityRequirement[] {
-  return config.auth === 'on' ? [{ [API_KEY]: [] }, { [BEARER]: [] }] : []
+/** What `agentServerAuth(config)` admits: an API key or a Bearer token; a user's Bearer token in `users` mode; nothing with `none` or auth off. */
+export function agentServerSecurity(config: Pick<Config, 'auth' | 'agentAuth'>): SecurityRequirement[] {
+  if (config.auth === 'off' || config.agentAuth === 'none') return []
+  return config.agentAuth === 'users' ? [{ [BEARER]: [] }] : [{ [API_KEY]: [] }, { [BEARER]: [] }]
 }
 
 /** What `adminAuth(config)` admits: the admin token when one is set (it also accepts it as a Bearer token). */

@@ -29,6 +29,10 @@ export const Config = Type.Object({
   replayFallback: Type.String(),
   selfHostedEnterprise: Type.Boolean(),
   auth: StringEnum(['on', 'off']),
+  /** The agent server's credentials: an API key (as hosted), none (as `langgraph dev`), or the bearer users of a file. */
+  agentAuth: StringEnum(['api-key', 'none', 'users']),
+  /** The users file of `agentAuth: 'users'` (a JSON list of `{token, identity, permissions?}`); '' for none. */
+  agentUsers: Type.String(),
   heartbeatMs: Type.Integer({ minimum: 0 }),
   sseEndEvent: Type.Boolean(),
   /** Seconds a feedback token stays valid. */
@@ -84,6 +88,8 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'replayFallback', env: 'HANGAR_REPLAY_FALLBACK', flag: 'replay-fallback', kind: 'string', default: '', help: 'a scripted graph that answers inputs the recording has not seen (default: such runs end with an error naming the closest recorded input)' },
   { key: 'selfHostedEnterprise', env: 'HANGAR_SELF_HOSTED_ENTERPRISE', flag: 'self-hosted-enterprise', kind: 'boolean', default: true, help: 'whether workspaces not named in the fixtures may use listeners' },
   { key: 'auth', env: 'HANGAR_AUTH', flag: 'auth', kind: 'string', default: 'on', help: 'off: accept requests without credentials everywhere' },
+  { key: 'agentAuth', env: 'HANGAR_AGENT_AUTH', flag: 'agent-auth', kind: 'string', default: 'api-key', help: 'the agent server\'s credentials: api-key (any key, or one of HANGAR_API_KEYS), none (as langgraph dev), or users (Bearer tokens of HANGAR_AGENT_USERS; each sees only its own threads); HANGAR_AUTH=off admits everyone whatever this says' },
+  { key: 'agentUsers', env: 'HANGAR_AGENT_USERS', flag: 'agent-users', kind: 'string', default: '', help: 'with --agent-auth users: a JSON file listing the users, [{"token": "…", "identity": "alice"}]' },
   { key: 'heartbeatMs', env: 'HANGAR_HEARTBEAT_MS', flag: 'heartbeat-ms', kind: 'integer', default: 5000, help: 'interval of ": heartbeat" comments on event streams (0: none)' },
   { key: 'sseEndEvent', env: 'HANGAR_SSE_END_EVENT', flag: 'sse-end-event', kind: 'boolean', default: false, help: 'end each run stream with an "end" event' },
   { key: 'adminToken', env: 'HANGAR_ADMIN_TOKEN', flag: 'admin-token', kind: 'string', default: '', secret: true, help: 'when set, the /_hangar admin API requires it (X-Hangar-Admin-Token or Bearer)' },

@@ -30,6 +30,7 @@ import { RunTraces } from './domain/run-traces.js'
 import { TracingProjects } from './domain/tracing-projects.js'
 import { CallerIds } from './domain/oauth.js'
 import { OAuthFlows } from './domain/oauth-flows.js'
+import { AgentUsers, loadAgentUsers } from './domain/agent-users.js'
 import { loadFixtures, WorkspaceSeeder, type Fixtures } from './fixtures.js'
 import { createLogger } from './logging.js'
 import { OpenStreams } from './sse/writer.js'
@@ -86,6 +87,8 @@ export interface Services {
   readonly tokens: OAuthTokenRepository
   readonly oauth: OAuthFlows
   readonly callers: CallerIds
+  /** The agent server's Bearer users (`HANGAR_AGENT_AUTH=users`; none otherwise). */
+  readonly agentUsers: AgentUsers
 
   // The agent server, at the root and for each deployment.
   readonly engine: GraphEngine
@@ -124,6 +127,7 @@ export function buildServices(config: Config, clock: Clock): Services {
   const log = createLogger(config)
   // What is read from files comes first: a bad fixture or graph stops start-up before the database is opened (and locked).
   const fixtures = loadFixtures(config.fixtures)
+  const agentUsers = loadAgentUsers(config)
   const engine = createEngine(fixtures.graphsDir, {
     clock,
     ownGraphs: config.graphs || undefined,
@@ -133,14 +137,14 @@ export function buildServices(config: Config, clock: Clock): Services {
   })
   const db = openDatabase(config.db)
   try {
-    return wire({ config, clock, log, startedAt, fixtures, engine, db })
+    return wire({ config, clock, log, startedAt, fixtures, engine, db, agentUsers })
   } catch (error) {
     closeDatabase(db)
     throw error
   }
 }
 
-function wire({ config, clock, log, startedAt, fixtures, engine, db }: { config: Config; clock: Clock; log: Logger; startedAt: number; fixtures: Fixtures; engine: GraphEngine; db: Db }): Services {
+function wire({ config, clock, log, startedAt, fixtures, engine, db, agentUsers }: { config: Config; clock: Clock; log: Logger; startedAt: number; fixtures: Fixtures; engine: GraphEngine; db: Db; agentUsers: AgentUsers }): Services {
   const stateful = new StatefulServices()
   stateful.register({ close: () => closeDatabase(db) })
   const transaction = <T>(fn: () => T): T => db.transaction(fn)()
@@ -245,7 +249,7 @@ function wire({ config, clock, log, startedAt, fixtures, engine, db }: { config:
   return {
     config, clock, log, startedAt, db, transaction, stateful, seed,
     bus, journal, faults, controls,
-    fixtures, workspaces, seeder, deployments, deploymentReads: new ReadCache<string>(db), listeners, providers, tokens, oauth, callers: new CallerIds(),
+    fixtures, workspaces, seeder, deployments, deploymentReads: new ReadCache<string>(db), listeners, providers, tokens, oauth, callers: new CallerIds(), agentUsers,
     engine, assistants, threads, runs, executor, threadLog, protocolCommands, runRequests, webhooks, deployedAgents, a2a, mcp, openStreams, store, crons,
     feedback, feedbackService, tracingProjects, runTraces,
   }

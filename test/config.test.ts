@@ -6,6 +6,7 @@ import { buildApp } from '../src/app.js'
 import { BUNDLED_FIXTURES, checkConfig, ConfigError, DEFAULT_TENANT, defaultConfig, helpText, loadConfig, SETTINGS, visibleSettings } from '../src/config.js'
 import { startHangar } from '../src/embed.js'
 import { FixtureError, loadFixtures } from '../src/fixtures.js'
+import { loadAgentUsers } from '../src/domain/agent-users.js'
 import { closeDatabase, DatabaseError, openDatabase } from '../src/store/db.js'
 import { MIGRATIONS } from '../src/store/migrations.js'
 import { clientFor, makeApp, SHIPPED_GRAPHS } from './helpers.js'
@@ -31,6 +32,8 @@ t.test('with nothing set, every setting has its documented default', async (t) =
     replayFallback: '',
     selfHostedEnterprise: true,
     auth: 'on',
+    agentAuth: 'api-key',
+    agentUsers: '',
     heartbeatMs: 5000,
     sseEndEvent: false,
     feedbackTtl: 10800,
@@ -52,7 +55,7 @@ t.test('environment variables set every setting, parsed into their types', async
     HANGAR_REPLAY: '/srv/recording', HANGAR_REPLAY_SPEED: '2.5', HANGAR_REPLAY_FALLBACK: 'agent',
     HANGAR_AUTH: 'off', HANGAR_HEARTBEAT_MS: '0', HANGAR_SSE_END_EVENT: 'true', HANGAR_FEEDBACK_TTL: '90m', HANGAR_ADMIN_TOKEN: 'adm',
     HANGAR_JOURNAL_SIZE: '50', HANGAR_CORS_ORIGINS: 'http://localhost:3000, https://app.example.com', HANGAR_LOG_FORMAT: 'json',
-    HANGAR_WEBHOOK_LOOPBACK: 'no',
+    HANGAR_WEBHOOK_LOOPBACK: 'no', HANGAR_AGENT_AUTH: 'users', HANGAR_AGENT_USERS: '/srv/users.json',
   })
   t.same(config, {
     port: 9000, host: '0.0.0.0', db: ':memory:', apiKeys: ['a', 'b', 'c'],
@@ -62,7 +65,7 @@ t.test('environment variables set every setting, parsed into their types', async
     replay: '/srv/recording', replaySpeed: '2.5', replayFallback: 'agent',
     auth: 'off', heartbeatMs: 0, sseEndEvent: true, feedbackTtl: 5400, adminToken: 'adm',
     journalSize: 50, corsOrigins: ['http://localhost:3000', 'https://app.example.com'], logFormat: 'json',
-    webhookLoopback: false,
+    webhookLoopback: false, agentAuth: 'users', agentUsers: '/srv/users.json',
   })
 })
 
@@ -89,6 +92,7 @@ t.test('an invalid setting stops with one line naming the setting', async (t) =>
     [[], { HANGAR_TICK_MS: '1' }, 'invalid setting HANGAR_TICK_MS (--tick-ms): expected an integer of at least 10, got "1"'],
     [[], { HANGAR_FEEDBACK_TTL: 'soon' }, 'invalid setting HANGAR_FEEDBACK_TTL (--feedback-ttl): expected a duration such as 3h, 90m, 600s or a number of seconds (at least 1), got "soon"'],
     [[], { HANGAR_PUBLIC_URL: 'ftp://x' }, 'invalid setting HANGAR_PUBLIC_URL (--public-url): expected an http(s) URL, got "ftp://x"'],
+    [['--agent-auth', 'oauth'], {}, 'invalid setting HANGAR_AGENT_AUTH (--agent-auth): expected one of api-key, none, users, got "oauth"'],
     [['--colour'], {}, "unknown option '--colour' (hangar --help lists every option)"],
     [['--port'], {}, "option --port needs a value: --port <value> (hangar --help lists every option)"],
   ]
@@ -247,4 +251,35 @@ t.test('a fixtures directory that is missing, provides nothing or holds a misspe
   t.throws(() => loadFixtures(empty), new FixtureError(`the fixtures directory ${empty} holds none of workspaces.json, oauth-providers.json, integrations.json or graphs/`))
   const typo = t.testdir({ 'workspace.json': '[]' })
   t.throws(() => loadFixtures(typo), new FixtureError(`fixture ${join(typo, 'workspace.json')}: not a file hangar reads (did you mean workspaces.json?)`))
+})
+
+t.test('the agent server\'s users file (--agent-users) is read with --agent-auth users; a bad one stops start-up with one line', async (t) => {
+  const setting = 'HANGAR_AGENT_USERS (--agent-users)'
+  const dir = t.testdir({
+    'users.json': JSON.stringify([{ token: 'alice-token', identity: 'alice', permissions: ['threads:write'] }]),
+    'broken.json': '[{"token": ',
+    'no-identity.json': JSON.stringify([{ token: 'x' }]),
+    'empty.json': '[]',
+    'twice.json': JSON.stringify([{ token: 'same', identity: 'alice' }, { token: 'same', identity: 'bob' }]),
+  })
+  const users = loadAgentUsers({ agentAuth: 'users', agentUsers: join(dir, 'users.json') })
+  t.equal(users.byToken('alice-token')?.identity, 'alice', 'a listed token is its user')
+  t.equal(users.byToken('bob-token'), undefined, 'an unlisted one is nobody')
+  t.equal(loadAgentUsers({ agentAuth: 'api-key', agentUsers: join(dir, 'missing.json') }).byToken('alice-token'), undefined, 'the file is not read in another mode')
+
+  const cases: [string, string][] = [
+    ['', `${setting}: HANGAR_AGENT_AUTH=users needs a users file, [{"token": "…", "identity": "…"}]`],
+    [join(dir, 'missing.json'), `${setting}: the users file ${join(dir, 'missing.json')} does not exist`],
+    [join(dir, 'broken.json'), `${setting}: the users file ${join(dir, 'broken.json')} is not JSON: `],
+    [join(dir, 'no-identity.json'), `${setting}: the users file ${join(dir, 'no-identity.json')}: [0].identity: Field required`],
+    [join(dir, 'empty.json'), `${setting}: the users file ${join(dir, 'empty.json')}: (top level): `],
+    [join(dir, 'twice.json'), `${setting}: the users file ${join(dir, 'twice.json')}: users 'alice' and 'bob' have the same token`],
+  ]
+  for (const [file, message] of cases) {
+    const error = t.throws(() => loadAgentUsers({ agentAuth: 'users', agentUsers: file })) as Error
+    t.type(error, ConfigError, `${file || '(none)'}: a ConfigError`)
+    t.ok(error.message.startsWith(message), `${file || '(none)'}: ${error.message}`)
+    t.notMatch(error.message, /\n/, 'one line')
+  }
+  t.throws(() => buildApp({ config: { db: ':memory:', logLevel: 'silent', agentAuth: 'users' } }), ConfigError, 'buildApp reads the file, so a bad one stops it')
 })

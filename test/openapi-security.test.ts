@@ -3,6 +3,7 @@
 // alone, gets through its gate. Every documented operation is called over HTTP, so a route moved
 // to another scope (or a gate added or dropped) cannot leave the document behind.
 
+import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import type { Config } from '../src/config.js'
 import { serveApp, TENANT_A } from './helpers.js'
@@ -61,15 +62,21 @@ function present(requirement: Requirement, credentials: { apiKey: string; adminT
   return headers
 }
 
-const SETTINGS: Array<{ name: string; config: Partial<Config>; apiKey: string; adminToken: string }> = [
+/** A users file for the agent server's `users` mode (HANGAR_AGENT_USERS), in the test's own directory. */
+const agentUsers = (t: Test) => ({ agentAuth: 'users' as const, agentUsers: join(t.testdir({ 'users.json': JSON.stringify([{ token: 'alice-token', identity: 'alice' }]) }), 'users.json') })
+
+const SETTINGS: Array<{ name: string; config: Partial<Config> | ((t: Test) => Partial<Config>); apiKey: string; adminToken: string }> = [
   { name: 'the defaults', config: {}, apiKey: 'any-key', adminToken: '' },
   { name: 'API keys, an admin token and a required workspace', config: { apiKeys: ['ci-key'], adminToken: 'sesame', requireTenant: true }, apiKey: 'ci-key', adminToken: 'sesame' },
   { name: 'auth off', config: { auth: 'off' }, apiKey: 'any-key', adminToken: '' },
+  { name: 'no agent-server credential (HANGAR_AGENT_AUTH=none)', config: { agentAuth: 'none' }, apiKey: 'any-key', adminToken: '' },
+  // A user's token is also a key the control plane admits (it accepts any while HANGAR_API_KEYS is empty).
+  { name: 'agent-server users (HANGAR_AGENT_AUTH=users)', config: agentUsers, apiKey: 'alice-token', adminToken: '' },
 ]
 
 for (const setting of SETTINGS) {
   t.test(`with ${setting.name}, every operation declares exactly what its gate asks for`, async (t) => {
-    const { base, operations } = await documented(t, setting.config)
+    const { base, operations } = await documented(t, typeof setting.config === 'function' ? setting.config(t) : setting.config)
     t.ok(operations.length > 100, `the document lists the operations (${operations.length})`)
     const wrong: string[] = []
     for (const operation of operations) {

@@ -67,3 +67,11 @@ t.test('a second hangar on a database file in use is refused with the first one\
   // That the lock never outlives its process (a restart after SIGKILL opens the file) is what
   // test/crash-safety.test.ts does ten times over.
 })
+
+t.test('--agent-auth users with a users file that is not there is one line naming HANGAR_AGENT_USERS, and exit 2', async (t) => {
+  const missing = join(t.testdir(), 'users.json')
+  t.same(await refusal(await compiledServer(t), ['--db', ':memory:', '--agent-auth', 'users', '--agent-users', missing]), {
+    code: 2,
+    stderr: `hangar: HANGAR_AGENT_USERS (--agent-users): the users file ${missing} does not exist\n`,
+  })
+})

@@ -26,7 +26,7 @@ const CARD_PATH = '/.well-known/agent-card.json'
 
 export const a2aRoutes: FastifyPluginAsyncTypebox<A2ARoutesOptions> = async (app, { a2a, config, openStreams }) => {
   const context = (request: FastifyRequest): RequestContext =>
-    ({ scope: request.agentScope, headers: request.headers, publicBase: publicBase(request, config.publicUrl) })
+    ({ scope: request.agentScope, owner: request.agentUser, headers: request.headers, publicBase: publicBase(request, config.publicUrl) })
 
   app.get(CARD_PATH, {
     schema: {

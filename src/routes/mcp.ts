@@ -35,7 +35,7 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRoutesOptions> = async (app
       }
       const rpc = parseRequest(request.body, request.body instanceof UnparsableBody)
       id = rpc.id
-      const context = { scope: request.agentScope, headers: request.headers, publicBase: publicBase(request, config.publicUrl) }
+      const context = { scope: request.agentScope, owner: request.agentUser, headers: request.headers, publicBase: publicBase(request, config.publicUrl) }
       const result = await mcp.handle(context, rpc)
       // A notification is acknowledged with no body at all (not `null`).
       if (id === undefined) return reply.code(202).send(undefined as never)

@@ -53,6 +53,7 @@ export const protocolRoutes: FastifyPluginAsyncTypebox<ProtocolRoutesOptions> = 
 
   const context = (request: FastifyRequest): CommandContext => ({
     scope: request.agentScope,
+    owner: request.agentUser,
     headers: request.headers,
     publicBase: publicBase(request, options.config.publicUrl),
     threadId: (request.params as { thread_id: string }).thread_id,

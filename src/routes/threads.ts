@@ -6,6 +6,7 @@ import { threadNotFound } from '../agent/run-requests.js'
 import type { GraphEngine } from '../agent/types.js'
 import { GraphError } from '../agent/engine.js'
 import { extractAll, extractProblems } from '../agent/thread-extract.js'
+import { asksForOthers, ownsThread, withOwner } from '../domain/agent-users.js'
 import { ApiError } from '../errors.js'
 import { errorResponses } from '../schemas/common.js'
 import {
@@ -96,12 +97,13 @@ export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = asyn
     const id = body.thread_id ?? randomUUID()
     const existing = threads.get(request.agentScope, id)
     if (existing) {
-      if (body.if_exists === 'do_nothing') return presentThread(existing)
+      // Another user's thread is not handed over: its id is taken, that is all the caller learns.
+      if (body.if_exists === 'do_nothing' && ownsThread(request.agentUser, existing.metadata)) return presentThread(existing)
       throw ApiError.conflict('Thread already exists')
     }
     // A superstep the graph refuses (a 400) leaves no thread behind.
     const thread = options.transaction(() => {
-      const created = threads.create(request.agentScope, id, body.metadata ?? {})
+      const created = threads.create(request.agentScope, id, withOwner(request.agentUser, body.metadata ?? {}))
       for (const superstep of body.supersteps ?? []) {
         applyUpdate(threads.bySeq(created.seq)!, superstep.updates.map((u) => ({ values: u.values ?? u.command?.update ?? null, asNode: u.as_node })))
       }
@@ -118,7 +120,8 @@ export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = asyn
     const problems = extract ? extractProblems(extract) : []
     if (problems.length > 0) throw ApiError.validation(problems)
     const offset = q.offset ?? 0
-    const found = threads.search(request.agentScope, { ids: q.ids, metadata: q.metadata, values: q.values, status: q.status }, {
+    if (asksForOthers(request.agentUser, q.metadata)) return sendPage(reply, { items: [], total: 0, offset, select: q.select })
+    const found = threads.search(request.agentScope, { ids: q.ids, metadata: withOwner(request.agentUser, q.metadata), values: q.values, status: q.status }, {
       sortBy: q.sort_by ?? 'created_at', order: q.sort_order ?? 'desc', limit: q.limit ?? 10, offset,
     })
     const presented = found.threads.map(presentThread)
@@ -133,7 +136,7 @@ export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = asyn
     let pruned = 0
     for (const id of new Set(request.body.thread_ids)) {
       const thread = threads.get(request.agentScope, id)
-      if (!thread) continue
+      if (!thread || !ownsThread(request.agentUser, thread.metadata)) continue
       if ((request.body.strategy ?? 'delete') === 'delete') {
         await executor.cancelThread(thread)
         threads.delete(thread)
@@ -147,7 +150,8 @@ export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = asyn
     schema: { tags, summary: 'Count Threads', body: ThreadCount, response: { 200: Type.Integer(), ...errorResponses(422) } },
   }, async (request) => {
     const q = request.body ?? {}
-    return threads.count(request.agentScope, { metadata: q.metadata, values: q.values, status: q.status })
+    if (asksForOthers(request.agentUser, q.metadata)) return 0
+    return threads.count(request.agentScope, { metadata: withOwner(request.agentUser, q.metadata), values: q.values, status: q.status })
   })
 
   app.get('/threads/:thread_id', {
@@ -156,7 +160,7 @@ export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = asyn
 
   app.patch('/threads/:thread_id', {
     schema: { tags, summary: 'Patch Thread', params: ThreadParams, body: ThreadPatch, response: { 200: Thread, ...errorResponses(404, 422) } },
-  }, async (request) => presentThread(threads.patchMetadata(find(request.agentScope, request.params.thread_id), request.body.metadata)))
+  }, async (request) => presentThread(threads.patchMetadata(find(request.agentScope, request.params.thread_id), withOwner(request.agentUser, request.body.metadata))))
 
   app.delete('/threads/:thread_id', {
     schema: { tags, summary: 'Delete Thread', params: ThreadParams, response: { ...noContent, ...errorResponses(404, 422) } },

@@ -1,0 +1,79 @@
+// The agent server's users (`HANGAR_AGENT_AUTH=users`): who a Bearer token is, and which threads
+// that user may see. As a LangGraph custom auth handler does (`@auth.authenticate` returning an
+// identity; `@auth.on.threads` adding `owner` metadata on create and filtering every read by it),
+// a thread created by a user carries `metadata.owner = identity`, and another user's thread is not
+// found. Assistants and the store are shared by every user.
+
+import { readFileSync } from 'node:fs'
+import { Type, type Static } from '@sinclair/typebox'
+import { ConfigError, settingName, type Config } from '../config.js'
+import { compile, INVALID } from '../validation/pydantic.js'
+import type { PydanticError } from '../validation/pydantic-error.js'
+
+const AgentUser = Type.Object({
+  token: Type.String({ minLength: 1 }),
+  identity: Type.String({ minLength: 1 }),
+  permissions: Type.Optional(Type.Array(Type.String())),
+})
+export type AgentUser = Static<typeof AgentUser>
+const checkUsers = compile(Type.Array(AgentUser, { minItems: 1 }))
+
+/** The metadata key that names a thread's owner (the one LangGraph's custom auth examples use). */
+export const OWNER = 'owner'
+
+/** The users of one hangar, by token. */
+export class AgentUsers {
+  readonly #byToken: ReadonlyMap<string, AgentUser>
+
+  constructor(users: readonly AgentUser[]) {
+    this.#byToken = new Map(users.map((user) => [user.token, user]))
+  }
+
+  /** The user a Bearer token belongs to, if any. */
+  byToken(token: string): AgentUser | undefined {
+    return this.#byToken.get(token)
+  }
+}
+
+/**
+ * The users of `HANGAR_AGENT_USERS`, read when `HANGAR_AGENT_AUTH=users` (none otherwise). A file
+ * that is missing, unreadable, not JSON, not a non-empty list of `{token, identity, permissions?}`,
+ * or that gives one token twice, stops start-up with a ConfigError of one line naming the setting.
+ */
+export function loadAgentUsers(config: Pick<Config, 'agentAuth' | 'agentUsers'>): AgentUsers {
+  if (config.agentAuth !== 'users') return new AgentUsers([])
+  const setting = settingName('agentUsers')
+  if (config.agentUsers === '') throw new ConfigError(`${setting}: HANGAR_AGENT_AUTH=users needs a users file, [{"token": "…", "identity": "…"}]`)
+  let data: unknown
+  try {
+    data = JSON.parse(readFileSync(config.agentUsers, 'utf8'))
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    const why = code === 'ENOENT' ? 'does not exist' : code ? `cannot be read (${code})` : `is not JSON: ${(error as Error).message}`
+    throw new ConfigError(`${setting}: the users file ${config.agentUsers} ${why}`)
+  }
+  const errors: PydanticError[] = []
+  const users = checkUsers(data, [], errors)
+  if (users === INVALID) {
+    const where = errors[0].loc.map((part) => (typeof part === 'number' ? `[${part}]` : `.${part}`)).join('').replace(/^\./, '') || '(top level)'
+    throw new ConfigError(`${setting}: the users file ${config.agentUsers}: ${where}: ${errors[0].msg}`)
+  }
+  const list = users as AgentUser[]
+  const twice = list.find((user, i) => list.findIndex((other) => other.token === user.token) !== i)
+  if (twice) throw new ConfigError(`${setting}: the users file ${config.agentUsers}: users '${list.find((u) => u.token === twice.token)!.identity}' and '${twice.identity}' have the same token`)
+  return new AgentUsers(list)
+}
+
+/** Whether `owner` (the request's user; '' when there are no users) may see the thread: its own, or any without users. */
+export const ownsThread = (owner: string, metadata: Record<string, unknown>): boolean => owner === '' || metadata[OWNER] === owner
+
+/**
+ * The metadata a user's new thread gets, and the filter of a user's search: the client's, with the
+ * owner over it (as LangGraph's handler does); unchanged without users.
+ */
+export const withOwner = <M extends Record<string, unknown> | null | undefined>(owner: string, metadata: M): M | Record<string, unknown> =>
+  owner === '' ? metadata : { ...metadata, [OWNER]: owner }
+
+/** Whether a user's search asks for another owner's threads: the filter and the owner together match nothing. */
+export const asksForOthers = (owner: string, metadata: Record<string, unknown> | null | undefined): boolean =>
+  owner !== '' && metadata != null && OWNER in metadata && metadata[OWNER] !== owner
