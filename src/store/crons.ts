@@ -29,22 +29,10 @@ export interface CronRecord {
   updatedAt: number
 }
 
-/** What a new cron is made of (the store adds seq, created_at and updated_at). */
-export interface CronWrite {
-  cronId: string
-  assistantId: string
+/** What a new cron is made of: a record but for what the store adds (seq, scope, times) and with the thread's row for its id. */
+export type CronWrite = Omit<CronRecord, 'seq' | 'scope' | 'threadId' | 'createdAt' | 'updatedAt'> & {
   /** The thread's row, for a thread cron. */
   threadSeq: number | null
-  userId: string | null
-  schedule: string
-  timezone: string | null
-  endTime: number | null
-  enabled: boolean
-  onRunCompleted: 'keep' | 'delete' | null
-  payload: JsonObject
-  metadata: JsonObject
-  publicBase: string
-  nextRunAt: number | null
 }
 
 /** What a patch may change. */
