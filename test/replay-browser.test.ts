@@ -25,28 +25,41 @@ t.before(async () => {
 })
 t.teardown(async () => app?.close())
 
-/** What the page shows: each message (type and text), each tool call, the pending interrupt, the error. */
-const shown = (page: Page) => page.evaluate(() => ({
-  messages: Array.from(document.querySelectorAll('#messages li')).map((li) => `${(li as HTMLElement).dataset.type}: ${li.textContent}`),
+/** What the page shows, as an expression the page evaluates: each message (type and text), each tool call, the pending interrupt, the error. */
+const SHOWN = `({
+  messages: Array.from(document.querySelectorAll('#messages li')).map((li) => li.dataset.type + ': ' + li.textContent),
   tools: Array.from(document.querySelectorAll('#tools li')).map((li) => li.textContent),
-  interrupt: document.querySelector('#interrupt')!.textContent,
-  error: document.querySelector('#error')!.textContent,
-}))
-type Shown = Awaited<ReturnType<typeof shown>>
+  interrupt: document.querySelector('#interrupt').textContent,
+  error: document.querySelector('#error').textContent,
+})`
+interface Shown { messages: string[]; tools: (string | null)[]; interrupt: string | null; error: string | null }
+const shown = (page: Page) => page.evaluate<Shown>(SHOWN)
 
 const idle = (page: Page) => page.waitForFunction(() => document.querySelector('#loading')!.textContent === 'false')
 
-/** A person's conversation: a question, the interrupt it stops at, the answer; what the page showed at each stop. */
-async function converse(t: Test, base: string, hook: Hook): Promise<Shown[]> {
+/**
+ * Waits (bounded) until the page shows `want`, so that a render still on its way is not taken for
+ * the answer; when it never does, what it shows then is returned, and the comparison fails with it.
+ */
+async function settled(page: Page, want: Shown | undefined): Promise<Shown> {
+  if (want) await page.waitForFunction(`JSON.stringify(${SHOWN}) === ${JSON.stringify(JSON.stringify(want))}`).catch(() => undefined)
+  return shown(page)
+}
+
+/**
+ * A person's conversation: a question, the interrupt it stops at, the answer; what the page showed
+ * at each stop (given what the live page showed, each stop waits for the page to settle on it).
+ */
+async function converse(t: Test, base: string, hook: Hook, live?: Shown[]): Promise<Shown[]> {
   const page = await app.open(t, base, { assistant: 'recorded_agent', ...HOOKS[hook] }, "typeof window.chat === 'object'")
   await page.evaluate(() => window.chat.submit('Paris'))
   await page.waitForFunction(() => document.querySelector('#interrupt')!.textContent !== '')
   await idle(page)
-  const asked = await shown(page)
+  const asked = await settled(page, live?.[0])
   await page.evaluate(() => window.chat.respond('yes'))
   await page.waitForFunction(() => Array.from(document.querySelectorAll('#messages li')).some((li) => li.textContent === 'Forecast sent: yes.'))
   await idle(page)
-  const answered = await shown(page)
+  const answered = await settled(page, live?.[1])
   noPageErrors(t, page)
   // Closed now, so that the recorder writes the page's open event streams before it stops.
   await page.context().close()
@@ -86,7 +99,7 @@ t.test('useStream shows the replay as it showed the real agent: both hooks, the 
   ], "the older hook's runs were streamed; the current hook's came as the thread's protocol events, over SSE and over a WebSocket")
   const { base } = await serveApp(t, { replay: out, replaySpeed: 'instant', auth: 'off' })
   for (const hook of Object.keys(HOOKS) as Hook[]) {
-    const replayed = await converse(t, base, hook)
+    const replayed = await converse(t, base, hook, live[hook])
     t.same(replayed, live[hook], `${hook} hook: the page shows the replay as it showed the real agent, at the interrupt and after the answer`)
   }
 })
