@@ -29,14 +29,8 @@ interface Row {
   updated_at: number
 }
 
-export interface StoreItemWrite {
-  namespace: string
-  key: string
-  value: string
-  indexFields: string | null
-  ttlMinutes: number | null
-  expiresAt: number | null
-}
+/** What a write is made of: a record but for what the store adds (seq and the times). */
+export type StoreItemWrite = Omit<StoreItemRecord, 'seq' | 'createdAt' | 'updatedAt'>
 
 const toRecord = (row: Row): StoreItemRecord => ({
   seq: row.seq,
