@@ -3,36 +3,8 @@
 // client's cursor pagination, projects, /info, and the `__feedback__` of `/wait` and `/join`.
 // Runs are created with the official agent-server SDK.
 
-import t, { type Test } from 'tap'
-import { Client } from '@langchain/langgraph-sdk'
-import { Client as LangSmith } from 'langsmith'
-import { serveApp } from './helpers.js'
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
-const UNKNOWN = '5e5e5e5e-0000-4000-8000-000000000000'
-const JSON_KEY = { 'content-type': 'application/json', 'x-api-key': 'k' }
-
-/** hangar on a port; the tracing client at `<base>/api/v1` (so it probes `/api/v1/info`), the agent SDK at the root. */
-async function serve(t: Test) {
-  const { app, clock, base } = await serveApp(t)
-  const agent = new Client({ apiUrl: base, apiKey: 'k', callerOptions: { maxRetries: 0 } })
-  const tracing = new LangSmith({ apiUrl: `${base}/api/v1`, apiKey: 'k' })
-  return { app, clock, base, agent, tracing }
-}
-
-/** One finished run on a new thread of the `agent` graph; its id and thread. */
-async function run(agent: Client, content = 'hello', feedbackKeys?: string[]) {
-  const thread = await agent.threads.create()
-  const created = await agent.runs.create(thread.thread_id, 'agent', { input: { messages: [{ role: 'user', content }] }, feedbackKeys })
-  const answer = await agent.runs.join(thread.thread_id, created.run_id) as Record<string, any>
-  return { runId: created.run_id, threadId: thread.thread_id, answer }
-}
-
-async function all<T>(iterable: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = []
-  for await (const x of iterable) out.push(x)
-  return out
-}
+import t from 'tap'
+import { all, finishedRun as run, JSON_KEY, serveTracing as serve, UNKNOWN, UUID } from './tracing-helpers.js'
 
 /** Collects what the client logs with console.warn while `fn` runs. */
 async function warnings(fn: () => Promise<unknown>): Promise<string[]> {
