@@ -6,7 +6,7 @@ import type { Run } from '../store/runs.js'
 import { RuleViolation } from './errors.js'
 import { parseRunFilter, type FilterSubject, type RunFilter } from './run-filter.js'
 
-/** The most runs one page holds unless the query asks for fewer (or, in v2, more). */
+/** The size of a page the query does not size: v1's `limit` may only lower it, v2's `page_size` is 1 to 1000. */
 export const PAGE = 100
 
 /** A run's place in the newest-first order: its start, then its creation sequence. */
@@ -16,7 +16,7 @@ const writeCursor = (k: string) => Buffer.from(`v1|${k}`).toString('base64url')
 
 function readCursor(cursor: string): string {
   const text = Buffer.from(cursor, 'base64url').toString()
-  if (!/^v1\|\d{16}:\d{16}$/.test(text)) throw new RuleViolation('Invalid cursor: pass `cursors.next` of the previous page as it was.')
+  if (!/^v1\|\d{16}:\d{16}$/.test(text)) throw new RuleViolation('Invalid cursor: pass back the cursor of the previous page as it was.')
   return text.slice(3)
 }
 

@@ -1,16 +1,18 @@
 // The agent server's runs as the tracing service serves them: one run (v1 `GET /runs/{id}`, v2
-// `GET /api/v2/runs/{id}`), pages of runs (`POST /runs/query`) and the projects they are in. What
+// `GET /api/v2/runs/{id}`), pages of runs (v1 `POST /runs/query`, v2 `POST /api/v2/runs/query`)
+// and the projects they are in. What
 // a run is to the tracing service is traced-run.ts; its two shapes run-views.ts; what a query asks
 // of a run run-queries.ts and the filter language run-filter.ts; pages and cursors run-paging.ts.
 
 import type { Clock } from '../clock.js'
 import { runResult } from '../agent/run-executor.js'
-import type { FeedbackRepository } from '../store/feedback.js'
+import type { Feedback, FeedbackRepository } from '../store/feedback.js'
 import type { Run, RunRepository } from '../store/runs.js'
 import type { ThreadRepository } from '../store/threads.js'
-import { NotFound, RuleViolation } from './errors.js'
-import { matchesAll, pageOf, PAGE, parseFilters } from './run-paging.js'
-import { matchesV1, type RunQuery } from './run-queries.js'
+import { NotFound, NotImplemented, RuleViolation } from './errors.js'
+import type { RunFilter } from './run-filter.js'
+import { matchesAll, pageOf, PAGE, parseFilters, type PageRequest } from './run-paging.js'
+import { matchesV1, matchesV2, windowV2, type RunQuery, type RunQueryV2 } from './run-queries.js'
 import { v1Run, v2Run } from './run-views.js'
 import { filterSubject, isActive, type Traced } from './traced-run.js'
 import type { TracingProject, TracingProjects } from './tracing-projects.js'
@@ -49,13 +51,48 @@ export class RunTraces {
     const filters = parseFilters(q)
     const projects = q.session?.length ? this.#named(q.session, workspace) : this.#o.projects.list(workspace)
     const size = q.trace ? Number.MAX_SAFE_INTEGER : Math.min(q.limit ?? PAGE, PAGE)
-    // Every run is the root of its own trace: its trace and tree filters see the run itself.
-    const page = pageOf(this.#o.runs.inScopes(projects.map((p) => p.scope)), { cursor: q.cursor, size, asc: q.order === 'asc' }, (run) => {
-      if (!matchesV1(run, q)) return undefined
-      const traced = this.#traced(run, workspace)
-      return matchesAll(filters, filterSubject(traced)) ? v1Run(traced, workspace) : undefined
+    const page = this.#page(workspace, projects, { cursor: q.cursor, size, asc: q.order === 'asc' }, {
+      wanted: (run) => matchesV1(run, q), filters, present: (traced) => v1Run(traced, workspace),
     })
     return { runs: page.items, cursors: { next: page.next, prev: null } }
+  }
+
+  /**
+   * One page of `POST /api/v2/runs/query`, newest first: the runs of the projects named (one the
+   * workspace does not see is a 404) in its time window, each with the fields `selects` names
+   * (only `id` without it); `next_cursor` asks for the next page, null on the last.
+   */
+  queryV2(workspace: string, q: RunQueryV2) {
+    if (q.ai_search != null) throw new NotImplemented('AI search (`ai_search`) is not available offline: hangar has no model to judge runs with; use `filter`.')
+    if (q.reference_dataset_id != null && q.project_ids?.length) throw new RuleViolation('Set exactly one of `project_ids` and `reference_dataset_id`.')
+    // hangar keeps no datasets: no dataset id names one.
+    if (q.reference_dataset_id != null) throw new NotFound(`Dataset ${q.reference_dataset_id} not found`)
+    if (!q.project_ids?.length) throw new RuleViolation('`project_ids` is required unless `reference_dataset_id` is set.')
+    const projects = this.#named(q.project_ids, workspace)
+    const filters = parseFilters(q)
+    const window = windowV2(q, this.#o.clock.now(), filters)
+    const selects = q.selects?.length ? q.selects : ['ID']
+    const page = this.#page(workspace, projects, { cursor: q.cursor, size: q.page_size ?? PAGE }, {
+      wanted: (run) => matchesV2(run, q, window), filters, seen: window.feedback, present: (traced) => v2Run(traced, workspace, selects),
+    })
+    return { items: page.items, next_cursor: page.next }
+  }
+
+  /**
+   * A page of the projects' runs: those `wanted` and its filters keep, as `present` shows them.
+   * Every run is the root of its own trace: its trace and tree filters see the run itself.
+   */
+  #page<T>(workspace: string, projects: readonly TracingProject[], request: PageRequest, q: {
+    wanted: (run: Run) => boolean
+    filters: readonly RunFilter[]
+    seen?: (record: Feedback) => boolean
+    present: (traced: Traced) => T
+  }) {
+    return pageOf(this.#o.runs.inScopes(projects.map((p) => p.scope)), request, (run) => {
+      if (!q.wanted(run)) return undefined
+      const traced = this.#traced(run, workspace)
+      return matchesAll(q.filters, filterSubject(traced, q.seen)) ? q.present(traced) : undefined
+    })
   }
 
   /** The projects the workspace sees, as `GET /sessions` filters them. */

@@ -61,8 +61,8 @@ export function facts({ run, project, result, feedback }: Traced, workspace: str
   }
 }
 
-/** What the filter language sees of a run. */
-export function filterSubject(traced: Traced): FilterSubject {
+/** What the filter language sees of a run: its feedback records are those `seen` keeps (all by default). */
+export function filterSubject(traced: Traced, seen: (record: Feedback) => boolean = () => true): FilterSubject {
   const { run } = traced
   const p = facts(traced, '')
   return {
@@ -77,7 +77,7 @@ export function filterSubject(traced: Traced): FilterSubject {
     error: p.error,
     is_root: true,
     tags: [],
-    feedback: traced.feedback.map((f) => ({ key: f.key, score: f.score, value: f.value })),
+    feedback: traced.feedback.filter(seen).map((f) => ({ key: f.key, score: f.score, value: f.value })),
     metadata: Object.entries(p.metadata),
   }
 }
