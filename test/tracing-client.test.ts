@@ -1,7 +1,8 @@
 // The tracing side with the official `langsmith` client pointed at a listening hangar: feedback
-// updated and deleted, runs read (v1 and the v2 `runs.retrieve`), listed and filtered with the
-// client's cursor pagination, projects, /info, and the `__feedback__` of `/wait` and `/join`.
-// Runs are created with the official agent-server SDK.
+// updated and deleted, runs read (v1 and the v2 `runs.retrieve`), listed (with `select`) and
+// filtered with the client's cursor pagination, projects, /info, and the `__feedback__` of `/wait`
+// and `/join`. Runs are created with the official agent-server SDK. The v2 run query has its own
+// file (tracing-query-v2.test.ts).
 
 import t from 'tap'
 import { all, finishedRun as run, JSON_KEY, serveTracing as serve, UNKNOWN, UUID } from './tracing-helpers.js'
@@ -139,6 +140,22 @@ t.test('listRuns by id, by trace, by project name or id, and with filters', asyn
   t.same(ids(await all(tracing.listRuns({ projectId: project.id, traceFilter: 'eq(feedback_key, "other")' }))), [third.runId])
   t.same(ids(await all(tracing.listRuns({ projectId: project.id, error: false, runType: 'chain' }))), [third.runId, second.runId, first.runId])
   t.same(ids(await all(tracing.listRuns({ projectId: project.id, runType: 'llm' }))), [])
+})
+
+t.test('listRuns answers the fields its select names (the client always sends one), and those RunSchema requires', async (t) => {
+  const { agent, tracing, base } = await serve(t)
+  const { runId } = await run(agent)
+  const required = ['app_path', 'dotted_order', 'id', 'name', 'run_type', 'session_id', 'status', 'trace_id']
+  // The client adds start_time and end_time to every run it yields (undefined when not answered).
+  const answered = (r: object) => Object.entries(r).filter(([, v]) => v !== undefined).map(([k]) => k).sort()
+  const [few] = await all(tracing.listRuns({ projectName: 'default', select: ['inputs', 'outputs', 'share_token'] }))
+  t.same(answered(few!), [...required, 'inputs', 'outputs'].sort(), 'a name hangar has no field for answers nothing')
+  const [byDefault] = await all(tracing.listRuns({ projectName: 'default' }))
+  t.equal(byDefault!.id, runId)
+  t.ok(['inputs', 'outputs', 'extra', 'feedback_stats', 'start_time', 'end_time', 'parent_run_ids'].every((k) => k in byDefault!), 'the client\'s default select')
+  t.notOk('thread_id' in byDefault! || 'in_dataset' in byDefault!, 'what the default select leaves out')
+  const raw = await (await fetch(`${base}/runs/query`, { method: 'POST', headers: JSON_KEY, body: '{}' })).json() as any
+  t.same(raw.runs[0], await tracing.readRun(runId), 'without select, the whole run, as readRun reads it')
 })
 
 t.test('listRuns follows the cursors page after page (more runs than one page holds)', async (t) => {

@@ -30,6 +30,7 @@ export interface RunQuery {
   limit?: number | null
   order?: 'asc' | 'desc' | null
   cursor?: string | null
+  select?: string[] | null
 }
 
 /** Whether the run answers the fields of a v1 query other than its filter expressions. */

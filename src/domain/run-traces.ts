@@ -13,7 +13,7 @@ import { NotFound, NotImplemented, RuleViolation } from './errors.js'
 import type { RunFilter } from './run-filter.js'
 import { matchesAll, pageOf, PAGE, parseFilters, type PageRequest } from './run-paging.js'
 import { matchesV1, matchesV2, windowV2, type RunQuery, type RunQueryV2 } from './run-queries.js'
-import { v1Run, v2Run } from './run-views.js'
+import { v1Run, v1Selected, v2Run } from './run-views.js'
 import { filterSubject, isActive, type Traced } from './traced-run.js'
 import type { TracingProject, TracingProjects } from './tracing-projects.js'
 
@@ -45,14 +45,14 @@ export class RunTraces {
     return v2Run(traced, workspace, selects.length ? selects : ['ID'])
   }
 
-  /** One page of `POST /runs/query` (v1), newest first unless `order` says `asc`; `cursors.next` asks for the next. */
+  /** One page of `POST /runs/query` (v1), newest first unless `order` says `asc`, the fields `select` names if it does; `cursors.next` asks for the next. */
   query(workspace: string, q: RunQuery) {
     if (q.query) throw new RuleViolation('Full-text search (`query`) is not supported by hangar; use `filter`.')
     const filters = parseFilters(q)
     const projects = q.session?.length ? this.#named(q.session, workspace) : this.#o.projects.list(workspace)
     const size = q.trace ? Number.MAX_SAFE_INTEGER : Math.min(q.limit ?? PAGE, PAGE)
     const page = this.#page(workspace, projects, { cursor: q.cursor, size, asc: q.order === 'asc' }, {
-      wanted: (run) => matchesV1(run, q), filters, present: (traced) => v1Run(traced, workspace),
+      wanted: (run) => matchesV1(run, q), filters, present: (traced) => (q.select ? v1Selected(v1Run(traced, workspace), q.select) : v1Run(traced, workspace)),
     })
     return { runs: page.items, cursors: { next: page.next, prev: null } }
   }

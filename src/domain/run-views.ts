@@ -1,7 +1,8 @@
 // The two shapes the tracing API shows a run in: the v1 run (`RunSchema`: `GET /runs/{id}`,
-// `POST /runs/query`) with every field, and the v2 run (`GET /api/v2/runs/{id}`), whose fields
-// are those `selects` names.
+// `POST /runs/query`) with every field (a query's `select` keeps those it names), and the v2 run
+// (`GET /api/v2/runs/{id}`, `POST /api/v2/runs/query`), whose fields are those `selects` names.
 
+import { REQUIRED_RUN_FIELDS } from '../schemas/tracing.js'
 import { feedbackStats, feedbackStatsV2 } from './feedback-stats.js'
 import { facts, runName, type Traced } from './traced-run.js'
 
@@ -45,6 +46,15 @@ export function v1Run(traced: Traced, workspace: string) {
     completion_cost: null,
     in_dataset: false,
   }
+}
+
+type V1Run = ReturnType<typeof v1Run>
+
+/** The v1 run with the fields `select` names and those `RunSchema` requires (a name hangar has no field for answers nothing). */
+export function v1Selected(run: V1Run, select: readonly string[]): Pick<V1Run, typeof REQUIRED_RUN_FIELDS[number]> & Partial<V1Run> {
+  const kept: readonly string[] = [...REQUIRED_RUN_FIELDS, ...select]
+  // Every required field is kept: the cast only says so.
+  return Object.fromEntries(Object.entries(run).filter(([field]) => kept.includes(field))) as Pick<V1Run, typeof REQUIRED_RUN_FIELDS[number]>
 }
 
 /** The v2 run: each selected field by its name (fields that do not apply to hangar's runs are left out). */

@@ -68,8 +68,13 @@ export const RunQueryBody = Type.Object({
   select: opt(Type.Array(Type.String())),
 }, { title: 'BodyParamsForRunSchema' })
 
+/** The fields the service's `RunSchema` requires: a run query answers them whatever its `select` names. */
+export const REQUIRED_RUN_FIELDS = ['id', 'name', 'run_type', 'status', 'trace_id', 'dotted_order', 'session_id', 'app_path'] as const
+/** A run of `POST /runs/query`: with `select`, the fields it names and those `RunSchema` requires. */
+const SelectedRunTrace = Type.Composite([Type.Pick(RunTrace, REQUIRED_RUN_FIELDS), Type.Partial(Type.Omit(RunTrace, REQUIRED_RUN_FIELDS))], { title: 'RunSchema' })
+
 export const RunQueryPage = Type.Object({
-  runs: Type.Array(RunTrace),
+  runs: Type.Array(SelectedRunTrace),
   cursors: Type.Object({ next: Nullable(Type.String()), prev: Nullable(Type.String()) }),
 }, { title: 'ListRunsResponse' })
 
