@@ -68,7 +68,7 @@ export interface WindowV2 {
 export function windowV2(q: RunQueryV2, now: number, filters: readonly RunFilter[]): WindowV2 {
   const min = q.min_start_time == null ? now - DAY : Date.parse(q.min_start_time)
   const max = q.max_start_time == null ? now : Date.parse(q.max_start_time)
-  if (min > max) throw new RuleViolation('`min_start_time` is after `max_start_time`.')
+  if (min > max) throw new RuleViolation('`min_start_time` (a day ago when not given) is after `max_start_time` (now when not given).')
   const from = q.min_feedback_modified_at == null ? -Infinity : Date.parse(q.min_feedback_modified_at)
   const to = q.max_feedback_modified_at == null ? Infinity : Date.parse(q.max_feedback_modified_at)
   if ((q.min_feedback_modified_at != null || q.max_feedback_modified_at != null) && !filters.some((f) => f.feedback)) {

@@ -52,7 +52,7 @@ export class RunTraces {
     const projects = q.session?.length ? this.#named(q.session, workspace) : this.#o.projects.list(workspace)
     const size = q.trace ? Number.MAX_SAFE_INTEGER : Math.min(q.limit ?? PAGE, PAGE)
     const page = this.#page(workspace, projects, { cursor: q.cursor, size, asc: q.order === 'asc' }, {
-      wanted: (run) => matchesV1(run, q), filters, present: (traced) => (q.select ? v1Selected(v1Run(traced, workspace), q.select) : v1Run(traced, workspace)),
+      wanted: (run) => matchesV1(run, q), filters, present: (traced) => (q.select?.length ? v1Selected(v1Run(traced, workspace), q.select) : v1Run(traced, workspace)),
     })
     return { runs: page.items, cursors: { next: page.next, prev: null } }
   }
@@ -64,11 +64,7 @@ export class RunTraces {
    */
   queryV2(workspace: string, q: RunQueryV2) {
     if (q.ai_search != null) throw new NotImplemented('AI search (`ai_search`) is not available offline: hangar has no model to judge runs with; use `filter`.')
-    if (q.reference_dataset_id != null && q.project_ids?.length) throw new RuleViolation('Set exactly one of `project_ids` and `reference_dataset_id`.')
-    // hangar keeps no datasets: no dataset id names one.
-    if (q.reference_dataset_id != null) throw new NotFound(`Dataset ${q.reference_dataset_id} not found`)
-    if (!q.project_ids?.length) throw new RuleViolation('`project_ids` is required unless `reference_dataset_id` is set.')
-    const projects = this.#named(q.project_ids, workspace)
+    const projects = this.#queriedV2(q, workspace)
     const filters = parseFilters(q)
     const window = windowV2(q, this.#o.clock.now(), filters)
     const selects = q.selects?.length ? q.selects : ['ID']
@@ -76,6 +72,14 @@ export class RunTraces {
       wanted: (run) => matchesV2(run, q, window), filters, seen: window.feedback, present: (traced) => v2Run(traced, workspace, selects),
     })
     return { items: page.items, next_cursor: page.next }
+  }
+
+  /** The projects a v2 query names: `project_ids`, or a dataset's (hangar keeps no datasets, so no dataset id names one). */
+  #queriedV2(q: RunQueryV2, workspace: string): TracingProject[] {
+    if (q.reference_dataset_id != null && q.project_ids?.length) throw new RuleViolation('Set exactly one of `project_ids` and `reference_dataset_id`.')
+    if (q.reference_dataset_id != null) throw new NotFound(`Dataset ${q.reference_dataset_id} not found`)
+    if (!q.project_ids?.length) throw new RuleViolation('`project_ids` is required unless `reference_dataset_id` is set.')
+    return this.#named(q.project_ids, workspace)
   }
 
   /**
