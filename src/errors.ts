@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { Conflict, DomainError, Expired, NotFound, NotServing, RuleViolation, ThreadBusy, Unprocessable } from './domain/errors.js'
+import { Conflict, DomainError, Expired, NotFound, NotImplemented, NotServing, RuleViolation, ThreadBusy, Unprocessable } from './domain/errors.js'
 
 import type { PydanticError } from './validation/pydantic-error.js'
 
@@ -24,6 +24,7 @@ export class ApiError extends Error {
   static forbidden = (detail: string) => new ApiError(403, detail)
   static notFound = (detail: string) => new ApiError(404, detail)
   static conflict = (detail: string) => new ApiError(409, detail)
+  static notAcceptable = (detail: string) => new ApiError(406, detail)
   static validation = (errors: PydanticError[]) => new ApiError(422, errors)
 }
 
@@ -60,6 +61,7 @@ const DOMAIN_STATUS: ReadonlyMap<DomainErrorKind, number> = new Map<DomainErrorK
   [Expired, 410],
   [ThreadBusy, 422],
   [Unprocessable, 422],
+  [NotImplemented, 501],
   [NotServing, 503],
 ])
 

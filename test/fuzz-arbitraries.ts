@@ -567,8 +567,25 @@ export interface Answer {
   body: string
 }
 
-/** The one 5xx hangar answers on purpose: a deployment's agent server before a revision of it is DEPLOYED. */
-export const NOT_SERVING = /^Deployment ID [^ ]+ is not serving yet: no revision of it is DEPLOYED\.$/
+/**
+ * The 5xx hangar answers on purpose, by status and detail: a deployment's agent server before a
+ * revision of it is DEPLOYED (503), and the v2 run query's AI search, which is not available offline (501).
+ */
+const MEANT_5XX: readonly { status: number; detail: RegExp }[] = [
+  { status: 503, detail: /^Deployment ID [^ ]+ is not serving yet: no revision of it is DEPLOYED\.$/ },
+  { status: 501, detail: /^AI search \(`ai_search`\) is not available offline: / },
+]
+
+/** Whether an answer is one of the 5xx hangar means (MEANT_5XX). */
+export function meant5xx(answer: Answer): boolean {
+  let detail: unknown
+  try {
+    detail = (JSON.parse(answer.body) as { detail?: unknown }).detail
+  } catch {
+    return false
+  }
+  return typeof detail === 'string' && MEANT_5XX.some((m) => m.status === answer.status && m.detail.test(detail))
+}
 /** A 422 whose detail is a sentence (README: a busy thread under multitask_strategy "reject"). */
 export const BUSY = 'Thread is already running a task. Wait for it to finish or choose a different multitask strategy.'
 /**
@@ -606,9 +623,7 @@ export function problemsOf(request: FuzzRequest, answer: Answer): string[] {
     }
   }
   if (status >= 500) {
-    if (!(status === 503 && json() && isObject(parsed) && typeof parsed.detail === 'string' && NOT_SERVING.test(parsed.detail))) {
-      problems.push(`answered ${status}: ${truncate(answer.body, 200)}`)
-    }
+    if (!meant5xx(answer)) problems.push(`answered ${status}: ${truncate(answer.body, 200)}`)
     return problems
   }
   if (status >= 300 && status < 400 && status !== 304 && !answer.headers.location) problems.push(`${status} without a Location header`)

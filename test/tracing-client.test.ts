@@ -1,38 +1,11 @@
 // The tracing side with the official `langsmith` client pointed at a listening hangar: feedback
-// updated and deleted, runs read (v1 and the v2 `runs.retrieve`), listed and filtered with the
-// client's cursor pagination, projects, /info, and the `__feedback__` of `/wait` and `/join`.
-// Runs are created with the official agent-server SDK.
+// updated and deleted, runs read (v1 and the v2 `runs.retrieve`), listed (with `select`) and
+// filtered with the client's cursor pagination, projects, /info, and the `__feedback__` of `/wait`
+// and `/join`. Runs are created with the official agent-server SDK. The v2 run query has its own
+// file (tracing-query-v2.test.ts).
 
-import t, { type Test } from 'tap'
-import { Client } from '@langchain/langgraph-sdk'
-import { Client as LangSmith } from 'langsmith'
-import { serveApp } from './helpers.js'
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
-const UNKNOWN = '5e5e5e5e-0000-4000-8000-000000000000'
-const JSON_KEY = { 'content-type': 'application/json', 'x-api-key': 'k' }
-
-/** hangar on a port; the tracing client at `<base>/api/v1` (so it probes `/api/v1/info`), the agent SDK at the root. */
-async function serve(t: Test) {
-  const { app, clock, base } = await serveApp(t)
-  const agent = new Client({ apiUrl: base, apiKey: 'k', callerOptions: { maxRetries: 0 } })
-  const tracing = new LangSmith({ apiUrl: `${base}/api/v1`, apiKey: 'k' })
-  return { app, clock, base, agent, tracing }
-}
-
-/** One finished run on a new thread of the `agent` graph; its id and thread. */
-async function run(agent: Client, content = 'hello', feedbackKeys?: string[]) {
-  const thread = await agent.threads.create()
-  const created = await agent.runs.create(thread.thread_id, 'agent', { input: { messages: [{ role: 'user', content }] }, feedbackKeys })
-  const answer = await agent.runs.join(thread.thread_id, created.run_id) as Record<string, any>
-  return { runId: created.run_id, threadId: thread.thread_id, answer }
-}
-
-async function all<T>(iterable: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = []
-  for await (const x of iterable) out.push(x)
-  return out
-}
+import t from 'tap'
+import { all, finishedRun as run, JSON_KEY, serveTracing as serve, UNKNOWN, UUID } from './tracing-helpers.js'
 
 /** Collects what the client logs with console.warn while `fn` runs. */
 async function warnings(fn: () => Promise<unknown>): Promise<string[]> {
@@ -167,6 +140,22 @@ t.test('listRuns by id, by trace, by project name or id, and with filters', asyn
   t.same(ids(await all(tracing.listRuns({ projectId: project.id, traceFilter: 'eq(feedback_key, "other")' }))), [third.runId])
   t.same(ids(await all(tracing.listRuns({ projectId: project.id, error: false, runType: 'chain' }))), [third.runId, second.runId, first.runId])
   t.same(ids(await all(tracing.listRuns({ projectId: project.id, runType: 'llm' }))), [])
+})
+
+t.test('listRuns answers the fields its select names (the client always sends one), and those RunSchema requires', async (t) => {
+  const { agent, tracing, base } = await serve(t)
+  const { runId } = await run(agent)
+  const required = ['app_path', 'dotted_order', 'id', 'name', 'run_type', 'session_id', 'status', 'trace_id']
+  // The client adds start_time and end_time to every run it yields (undefined when not answered).
+  const answered = (r: object) => Object.entries(r).filter(([, v]) => v !== undefined).map(([k]) => k).sort()
+  const [few] = await all(tracing.listRuns({ projectName: 'default', select: ['inputs', 'outputs', 'share_token'] }))
+  t.same(answered(few!), [...required, 'inputs', 'outputs'].sort(), 'a name hangar has no field for answers nothing')
+  const [byDefault] = await all(tracing.listRuns({ projectName: 'default' }))
+  t.equal(byDefault!.id, runId)
+  t.ok(['inputs', 'outputs', 'extra', 'feedback_stats', 'start_time', 'end_time', 'parent_run_ids'].every((k) => k in byDefault!), 'the client\'s default select')
+  t.notOk('thread_id' in byDefault! || 'in_dataset' in byDefault!, 'what the default select leaves out')
+  const raw = await (await fetch(`${base}/runs/query`, { method: 'POST', headers: JSON_KEY, body: '{}' })).json() as any
+  t.same(raw.runs[0], await tracing.readRun(runId), 'without select, the whole run, as readRun reads it')
 })
 
 t.test('listRuns follows the cursors page after page (more runs than one page holds)', async (t) => {

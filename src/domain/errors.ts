@@ -34,3 +34,6 @@ export class ThreadBusy extends DomainError {
 
 /** The resource exists but cannot serve yet, like a deployment none of whose revisions is DEPLOYED (503). */
 export class NotServing extends DomainError {}
+
+/** The real service offers this, but not where hangar stands in for it, like AI search on a deployment without it (501). */
+export class NotImplemented extends DomainError {}

@@ -38,14 +38,23 @@ const groupOf = (field: string): Group | undefined =>
   (Object.keys(GROUPS) as Group[]).find((g) => (GROUPS[g] as readonly string[]).includes(field))
 const TIME_FIELDS: ReadonlySet<string> = new Set(['start_time', 'end_time'])
 
-/** A parsed filter: `matches(subject)` says whether a run passes it. */
-export interface RunFilter { matches(subject: FilterSubject): boolean }
+/** A parsed filter: `matches(subject)` says whether a run passes it; `feedback` whether it has a feedback condition. */
+export interface RunFilter {
+  matches(subject: FilterSubject): boolean
+  readonly feedback: boolean
+}
 
 /** Parses a filter expression; a 400 names what is wrong. */
 export function parseRunFilter(text: string, what = 'filter'): RunFilter {
   const call = new Parser(text, what).parse()
   check(call, what)
-  return { matches: (subject) => evaluate(call, subject, {}) }
+  return { matches: (subject) => evaluate(call, subject, {}), feedback: names(call, 'feedback') }
+}
+
+/** Whether a (checked) expression has a condition on a field of the group. */
+function names(call: Call, group: Group): boolean {
+  const own = leafGroup(call)
+  return own === undefined ? call.args.some((a) => 'call' in a && names(a.call, group)) : own === group
 }
 
 class Parser {

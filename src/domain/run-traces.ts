@@ -1,17 +1,20 @@
-// The agent server's runs as the tracing service shows them. Each run hangar executes is the root
-// of its own trace (trace_id = id, no child runs), of run_type `chain`, named after its graph, in its
-// agent server's project (tracing-projects.ts). Its inputs are the run's input, its outputs the
-// state it ended with, its status `pending` while it runs, `success`, or `error` (a failed run, one
-// that timed out, one that was cancelled). Three views: the v1 run (`GET /runs/{id}`, `POST
-// /runs/query`), and the v2 run (`GET /api/v2/runs/{id}`), whose fields are those `selects` names.
+// The agent server's runs as the tracing service serves them: one run (v1 `GET /runs/{id}`, v2
+// `GET /api/v2/runs/{id}`), pages of runs (v1 `POST /runs/query`, v2 `POST /api/v2/runs/query`)
+// and the projects they are in. What
+// a run is to the tracing service is traced-run.ts; its two shapes run-views.ts; what a query asks
+// of a run run-queries.ts and the filter language run-filter.ts; pages and cursors run-paging.ts.
 
 import type { Clock } from '../clock.js'
-import { runResult, type RunResult } from '../agent/run-executor.js'
+import { runResult } from '../agent/run-executor.js'
 import type { Feedback, FeedbackRepository } from '../store/feedback.js'
 import type { Run, RunRepository } from '../store/runs.js'
 import type { ThreadRepository } from '../store/threads.js'
-import { NotFound, RuleViolation } from './errors.js'
-import { parseRunFilter, type FilterSubject, type RunFilter } from './run-filter.js'
+import { NotFound, NotImplemented, RuleViolation } from './errors.js'
+import type { RunFilter } from './run-filter.js'
+import { matchesAll, pageOf, PAGE, parseFilters, type PageRequest } from './run-paging.js'
+import { matchesV1, matchesV2, windowV2, type RunQuery, type RunQueryV2 } from './run-queries.js'
+import { v1Run, v1Selected, v2Run } from './run-views.js'
+import { filterSubject, isActive, type Traced } from './traced-run.js'
 import type { TracingProject, TracingProjects } from './tracing-projects.js'
 
 export interface RunTracesOptions {
@@ -20,40 +23,6 @@ export interface RunTracesOptions {
   feedback: FeedbackRepository
   projects: TracingProjects
   clock: Clock
-}
-
-/** What `POST /runs/query` (v1) is asked; what the client sends beyond these is not used. */
-export interface RunQuery {
-  session?: string[] | null
-  id?: string[] | null
-  trace?: string | null
-  parent_run?: string | null
-  run_type?: string | null
-  reference_example?: string[] | null
-  query?: string | null
-  filter?: string | null
-  trace_filter?: string | null
-  tree_filter?: string | null
-  execution_order?: number | null
-  start_time?: string | null
-  end_time?: string | null
-  error?: boolean | null
-  is_root?: boolean | null
-  limit?: number | null
-  order?: 'asc' | 'desc' | null
-  cursor?: string | null
-}
-
-/** The most runs one page of `POST /runs/query` holds. */
-const PAGE = 100
-const PREVIEW = 200
-
-/** One run with what its views are made of. */
-interface Traced {
-  run: Run
-  project: TracingProject
-  result: RunResult | null
-  feedback: Feedback[]
 }
 
 export class RunTraces {
@@ -76,38 +45,58 @@ export class RunTraces {
     return v2Run(traced, workspace, selects.length ? selects : ['ID'])
   }
 
-  /** One page of `POST /runs/query` (v1), newest first unless `order` says `asc`; `cursors.next` asks for the next. */
+  /** One page of `POST /runs/query` (v1), newest first unless `order` says `asc`, the fields `select` names if it does; `cursors.next` asks for the next. */
   query(workspace: string, q: RunQuery) {
     if (q.query) throw new RuleViolation('Full-text search (`query`) is not supported by hangar; use `filter`.')
-    const filters = [['filter', q.filter], ['trace_filter', q.trace_filter], ['tree_filter', q.tree_filter]]
-      .filter((f): f is [string, string] => typeof f[1] === 'string' && f[1].trim() !== '')
-      .map(([what, text]) => parseRunFilter(text, what))
-    const projects = q.session?.length
-      ? q.session.map((id) => this.#o.projects.byId(id, workspace) ?? notFound(`Project ${id} not found`))
-      : this.#o.projects.list(workspace)
-    const after = q.cursor ? readCursor(q.cursor) : undefined
-    const asc = q.order === 'asc'
-    const ordered = this.#o.runs.inScopes(projects.map((p) => p.scope))
-    if (asc) ordered.reverse()
-    const wanted = ordered
-      .filter((run) => after === undefined || (asc ? key(run) > after : key(run) < after))
-      .filter((run) => this.#structurally(run, q))
-    // Every run is the root of its own trace: its trace and tree filters see the run itself.
-    const page: ReturnType<typeof v1Run>[] = []
-    let last: Run | undefined
-    let more = false
+    const filters = parseFilters(q)
+    const projects = q.session?.length ? this.#named(q.session, workspace) : this.#o.projects.list(workspace)
     const size = q.trace ? Number.MAX_SAFE_INTEGER : Math.min(q.limit ?? PAGE, PAGE)
-    for (const run of wanted) {
+    const page = this.#page(workspace, projects, { cursor: q.cursor, size, asc: q.order === 'asc' }, {
+      wanted: (run) => matchesV1(run, q), filters, present: (traced) => (q.select?.length ? v1Selected(v1Run(traced, workspace), q.select) : v1Run(traced, workspace)),
+    })
+    return { runs: page.items, cursors: { next: page.next, prev: null } }
+  }
+
+  /**
+   * One page of `POST /api/v2/runs/query`, newest first: the runs of the projects named (one the
+   * workspace does not see is a 404) in its time window, each with the fields `selects` names
+   * (only `id` without it); `next_cursor` asks for the next page, null on the last.
+   */
+  queryV2(workspace: string, q: RunQueryV2) {
+    if (q.ai_search != null) throw new NotImplemented('AI search (`ai_search`) is not available offline: hangar has no model to judge runs with; use `filter`.')
+    const projects = this.#queriedV2(q, workspace)
+    const filters = parseFilters(q)
+    const window = windowV2(q, this.#o.clock.now(), filters)
+    const selects = q.selects?.length ? q.selects : ['ID']
+    const page = this.#page(workspace, projects, { cursor: q.cursor, size: q.page_size ?? PAGE }, {
+      wanted: (run) => matchesV2(run, q, window), filters, seen: window.feedback, present: (traced) => v2Run(traced, workspace, selects),
+    })
+    return { items: page.items, next_cursor: page.next }
+  }
+
+  /** The projects a v2 query names: `project_ids`, or a dataset's (hangar keeps no datasets, so no dataset id names one). */
+  #queriedV2(q: RunQueryV2, workspace: string): TracingProject[] {
+    if (q.reference_dataset_id != null && q.project_ids?.length) throw new RuleViolation('Set exactly one of `project_ids` and `reference_dataset_id`.')
+    if (q.reference_dataset_id != null) throw new NotFound(`Dataset ${q.reference_dataset_id} not found`)
+    if (!q.project_ids?.length) throw new RuleViolation('`project_ids` is required unless `reference_dataset_id` is set.')
+    return this.#named(q.project_ids, workspace)
+  }
+
+  /**
+   * A page of the projects' runs: those `wanted` and its filters keep, as `present` shows them.
+   * Every run is the root of its own trace: its trace and tree filters see the run itself.
+   */
+  #page<T>(workspace: string, projects: readonly TracingProject[], request: PageRequest, q: {
+    wanted: (run: Run) => boolean
+    filters: readonly RunFilter[]
+    seen?: (record: Feedback) => boolean
+    present: (traced: Traced) => T
+  }) {
+    return pageOf(this.#o.runs.inScopes(projects.map((p) => p.scope)), request, (run) => {
+      if (!q.wanted(run)) return undefined
       const traced = this.#traced(run, workspace)
-      if (!matchesAll(filters, subject(traced))) continue
-      if (page.length === size) {
-        more = true
-        break
-      }
-      page.push(v1Run(traced, workspace))
-      last = run
-    }
-    return { runs: page, cursors: { next: more && last ? writeCursor(key(last)) : null, prev: null } }
+      return matchesAll(q.filters, filterSubject(traced, q.seen)) ? q.present(traced) : undefined
+    })
   }
 
   /** The projects the workspace sees, as `GET /sessions` filters them. */
@@ -120,7 +109,7 @@ export class RunTraces {
   }
 
   project(workspace: string, id: string) {
-    return this.#session(this.#o.projects.byId(id, workspace) ?? notFound(`Project ${id} not found`), workspace)
+    return this.#session(this.#named([id], workspace)[0]!, workspace)
   }
 
   /** A project as a `TracerSession`; it began when its first run did (else it begins now). */
@@ -132,6 +121,11 @@ export class RunTraces {
     }
   }
 
+  /** The projects of these ids; one the workspace does not see is a 404. */
+  #named(ids: readonly string[], workspace: string): TracingProject[] {
+    return ids.map((id) => this.#o.projects.byId(id, workspace) ?? notFound(`Project ${id} not found`))
+  }
+
   #find(workspace: string, runId: string): Run {
     const run = this.#o.runs.find(runId)
     if (!run || !this.#o.projects.sees(run.scope, workspace)) throw new NotFound(`Run ${runId} not found`)
@@ -139,236 +133,13 @@ export class RunTraces {
   }
 
   #traced(run: Run, workspace: string): Traced {
-    const active = run.status === 'pending' || run.status === 'running'
     return {
       run,
       project: this.#o.projects.of(run.scope, workspace) ?? notFound(`Run ${run.run_id} not found`),
-      result: active ? null : runResult(this.#o.runs, this.#o.threads, run),
+      result: isActive(run) ? null : runResult(this.#o.runs, this.#o.threads, run),
       feedback: this.#o.feedback.list({ runs: [run.run_id] }, workspace),
     }
-  }
-
-  /** The query's fields other than the filter expressions. */
-  #structurally(run: Run, q: RunQuery): boolean {
-    const start = Date.parse(run.created_at)
-    const ended = run.status !== 'pending' && run.status !== 'running'
-    return (!q.id?.length || q.id.includes(run.run_id))
-      && (!q.trace || q.trace === run.run_id)
-      // No run has a parent, or is linked to a dataset example; every run is a chain and the first of its trace.
-      && !q.parent_run && !q.reference_example?.length && q.is_root !== false
-      && (!q.run_type || q.run_type === 'chain') && (q.execution_order == null || q.execution_order === 1)
-      && (!q.start_time || start >= Date.parse(q.start_time))
-      && (!q.end_time || (ended && Date.parse(run.updated_at) <= Date.parse(q.end_time)))
-      && (q.error == null || (tracedStatus(run) === 'error') === q.error)
   }
 }
 
 const notFound = (message: string): never => { throw new NotFound(message) }
-
-function matchesAll(filters: RunFilter[], s: FilterSubject): boolean {
-  return filters.every((f) => f.matches(s))
-}
-
-/** A run's place in the newest-first order: its start, then its creation sequence. */
-const key = (run: Run) => `${String(Date.parse(run.created_at)).padStart(16, '0')}:${String(run.seq).padStart(16, '0')}`
-
-const writeCursor = (k: string) => Buffer.from(`v1|${k}`).toString('base64url')
-
-function readCursor(cursor: string): string {
-  const text = Buffer.from(cursor, 'base64url').toString()
-  if (!/^v1\|\d{16}:\d{16}$/.test(text)) throw new RuleViolation('Invalid cursor: pass `cursors.next` of the previous page as it was.')
-  return text.slice(3)
-}
-
-/** `pending`, `success` or `error`, as the tracing service says. */
-function tracedStatus(run: Run): 'pending' | 'success' | 'error' {
-  if (run.status === 'pending' || run.status === 'running') return 'pending'
-  return run.status === 'success' ? 'success' : 'error'
-}
-
-function errorOf(run: Run, result: RunResult | null): string | null {
-  if (run.status === 'interrupted') return 'Cancelled'
-  if (run.status === 'timeout') return 'Timeout'
-  if (result === null || !('__error__' in result)) return null
-  const error = result.__error__ as { error?: string; message?: string }
-  return `${error.error}: ${error.message}`
-}
-
-function parts({ run, project, result, feedback }: Traced, workspace: string) {
-  const status = tracedStatus(run)
-  const error = errorOf(run, result)
-  const input = run.kwargs.input
-  const outputs = result === null || status !== 'success' ? null : (result as Record<string, unknown>)
-  const start = Date.parse(run.created_at)
-  const end = status === 'pending' ? null : Date.parse(run.updated_at)
-  return {
-    status,
-    error,
-    inputs: input !== null && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : { input },
-    outputs,
-    start,
-    end,
-    metadata: { ...run.metadata, run_id: run.run_id, thread_id: run.thread_id, assistant_id: run.assistant_id },
-    dottedOrder: dottedOrder(run.created_at, run.run_id),
-    appPath: `/o/${workspace}/projects/p/${project.id}/r/${run.run_id}?trace_id=${run.run_id}&start_time=${run.created_at}`,
-    feedback,
-  }
-}
-
-/** The v1 run (`RunSchema` of the tracing API). */
-function v1Run(traced: Traced, workspace: string) {
-  const { run, project } = traced
-  const p = parts(traced, workspace)
-  return {
-    id: run.run_id,
-    name: String(run.metadata.graph_id ?? 'LangGraph'),
-    run_type: 'chain',
-    start_time: run.created_at,
-    end_time: p.end === null ? null : run.updated_at,
-    status: p.status,
-    inputs: p.inputs,
-    outputs: p.outputs,
-    error: p.error,
-    trace_id: run.run_id,
-    dotted_order: p.dottedOrder,
-    parent_run_id: null,
-    parent_run_ids: [],
-    session_id: project.id,
-    app_path: p.appPath,
-    thread_id: run.thread_id,
-    reference_example_id: null,
-    tags: [],
-    extra: { metadata: p.metadata },
-    events: [],
-    execution_order: 1,
-    feedback_stats: feedbackStats(p.feedback),
-    child_run_ids: [],
-    direct_child_run_ids: [],
-    first_token_time: null,
-    total_tokens: 0,
-    prompt_tokens: 0,
-    completion_tokens: 0,
-    total_cost: null,
-    prompt_cost: null,
-    completion_cost: null,
-    in_dataset: false,
-  }
-}
-
-/** The v2 run: each selected field by its name (fields that do not apply to hangar's runs are left out). */
-function v2Run(traced: Traced, workspace: string, selects: readonly string[]) {
-  const { run, project } = traced
-  const p = parts(traced, workspace)
-  const preview = (value: unknown) => (value === null ? undefined : JSON.stringify(value).slice(0, PREVIEW))
-  const fields: Record<string, () => unknown> = {
-    ID: () => run.run_id,
-    NAME: () => String(run.metadata.graph_id ?? 'LangGraph'),
-    RUN_TYPE: () => 'CHAIN',
-    STATUS: () => p.status.toUpperCase(),
-    START_TIME: () => run.created_at,
-    END_TIME: () => (p.end === null ? null : run.updated_at),
-    LATENCY_SECONDS: () => (p.end === null ? undefined : (p.end - p.start) / 1000),
-    ERROR: () => p.error ?? undefined,
-    ERROR_PREVIEW: () => p.error?.slice(0, PREVIEW),
-    EXTRA: () => ({ metadata: p.metadata }),
-    METADATA: () => p.metadata,
-    EVENTS: () => [],
-    INPUTS: () => p.inputs,
-    INPUTS_PREVIEW: () => preview(p.inputs),
-    OUTPUTS: () => p.outputs ?? undefined,
-    OUTPUTS_PREVIEW: () => preview(p.outputs),
-    PARENT_RUN_IDS: () => [],
-    PROJECT_ID: () => project.id,
-    TRACE_ID: () => run.run_id,
-    THREAD_ID: () => run.thread_id,
-    DOTTED_ORDER: () => p.dottedOrder,
-    IS_ROOT: () => true,
-    TOTAL_TOKENS: () => 0,
-    PROMPT_TOKENS: () => 0,
-    COMPLETION_TOKENS: () => 0,
-    TOTAL_COST: () => 0,
-    PROMPT_COST: () => 0,
-    COMPLETION_COST: () => 0,
-    TAGS: () => [],
-    APP_PATH: () => p.appPath,
-    ATTACHMENTS: () => ({}),
-    IS_IN_DATASET: () => false,
-    FEEDBACK_STATS: () => feedbackStatsV2(p.feedback),
-  }
-  const out: Record<string, unknown> = {}
-  for (const select of selects) {
-    const value = fields[select]?.()
-    if (value !== undefined) out[select.toLowerCase()] = value
-  }
-  return out
-}
-
-/** What the filter language sees of a run. */
-function subject(traced: Traced): FilterSubject {
-  const { run } = traced
-  const p = parts(traced, '')
-  return {
-    id: run.run_id,
-    trace_id: run.run_id,
-    name: String(run.metadata.graph_id ?? 'LangGraph'),
-    run_type: 'chain',
-    status: p.status,
-    start_time: p.start,
-    end_time: p.end,
-    latency: p.end === null ? null : (p.end - p.start) / 1000,
-    error: p.error,
-    is_root: true,
-    tags: [],
-    feedback: traced.feedback.map((f) => ({ key: f.key, score: f.score, value: f.value })),
-    metadata: Object.entries(p.metadata),
-  }
-}
-
-/** `20250101T000000123000Z<run id>`: the start time to the microsecond, then the id (a root run). */
-const dottedOrder = (startIso: string, id: string) => `${startIso.replace(/[-:]/g, '').replace('.', '').replace('Z', '000Z')}${id}`
-
-const numericScores = (list: Feedback[]) =>
-  list.map((f) => (typeof f.score === 'boolean' ? Number(f.score) : f.score)).filter((s): s is number => typeof s === 'number')
-
-function byKey(records: Feedback[]): [string, Feedback[]][] {
-  const map = new Map<string, Feedback[]>()
-  for (const record of records) map.set(record.key, [...(map.get(record.key) ?? []), record])
-  return [...map]
-}
-
-function valueCounts(list: Feedback[]): Record<string, number> {
-  const values: Record<string, number> = {}
-  for (const f of list) if (f.value !== null && typeof f.value !== 'object') values[String(f.value)] = (values[String(f.value)] ?? 0) + 1
-  return values
-}
-
-/** v1: per key, count, mean and (population) deviation of numeric scores, and counts of values. */
-function feedbackStats(records: Feedback[]) {
-  return Object.fromEntries(byKey(records).map(([key, list]) => {
-    const scores = numericScores(list)
-    const avg = scores.length ? scores.reduce((a, b) => a + b, 0) / scores.length : null
-    const stdev = avg === null ? null : Math.sqrt(scores.reduce((a, s) => a + (s - avg) ** 2, 0) / scores.length)
-    return [key, { n: list.length, avg, stdev, errors: 0, values: valueCounts(list) }]
-  }))
-}
-
-/** v2: as its documentation says — `stdev` the sample deviation (left out below two scores), `min`, `max`, comments and sources. */
-function feedbackStatsV2(records: Feedback[]) {
-  return Object.fromEntries(byKey(records).map(([key, list]) => {
-    const scores = numericScores(list)
-    const avg = scores.length ? scores.reduce((a, b) => a + b, 0) / scores.length : undefined
-    const stdev = avg === undefined || scores.length < 2 ? undefined : Math.sqrt(scores.reduce((a, s) => a + (s - avg) ** 2, 0) / (scores.length - 1))
-    return [key, {
-      n: list.length,
-      avg,
-      stdev,
-      min: scores.length ? Math.min(...scores) : undefined,
-      max: scores.length ? Math.max(...scores) : undefined,
-      errors: 0,
-      values: valueCounts(list),
-      comments: list.map((f) => f.comment).filter((c): c is string => c !== null),
-      sources: [...new Set(list.map((f) => f.feedback_source?.type).filter((s): s is string => typeof s === 'string'))],
-      contains_thread_feedback: false,
-    }]
-  }))
-}

@@ -4,6 +4,7 @@
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
+import { namesType } from '../accept.js'
 import { idOf, parseRequest, rpcError, rpcResult, RpcError, RPC_CODES, type RpcId } from '../agent/json-rpc.js'
 import type { McpEndpoint } from '../agent/mcp.js'
 import type { Config } from '../config.js'
@@ -18,7 +19,6 @@ export interface McpRoutesOptions {
 
 const tags = ['MCP']
 const RpcBody = AnyDict({ description: 'A JSON-RPC 2.0 response: `result`, or `error` `{code, message}`' })
-const accepts = (accept: string | undefined, type: string) => (accept ?? '').split(',').some((t) => t.split(';')[0].trim() === type)
 
 export const mcpRoutes: FastifyPluginAsyncTypebox<McpRoutesOptions> = async (app, { mcp, config }) => {
   app.post('/mcp/', {
@@ -30,7 +30,7 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRoutesOptions> = async (app
   }, async (request, reply) => {
     let id: RpcId | undefined = idOf(request.body)
     try {
-      if (!accepts(request.headers.accept, 'application/json') || !accepts(request.headers.accept, 'text/event-stream')) {
+      if (!namesType(request.headers.accept, 'application/json') || !namesType(request.headers.accept, 'text/event-stream')) {
         throw new RpcError(RPC_CODES.invalidRequest, 'Not Acceptable: Client must accept both application/json and text/event-stream')
       }
       const rpc = parseRequest(request.body, request.body instanceof UnparsableBody)

@@ -1,13 +1,16 @@
 // The agent server's runs as the tracing service serves them (the rules are in domain/run-traces.ts
 // and domain/tracing-projects.ts): v1 runs and projects under /api/v1 and without it, the v2 run
-// at /api/v2, and the service's /info under /api/v1.
+// and run query at /api/v2, and the service's /info under /api/v1.
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
+import { allowsType, namesType } from '../accept.js'
 import type { RunTraces } from '../domain/run-traces.js'
+import { ApiError } from '../errors.js'
 import { errorResponses } from '../schemas/common.js'
 import {
-  RunQueryBody, RunQueryPage, RunTrace, RunTraceParams, RunV2, RunV2Query, SessionListQuery, SessionParams, TracerSession, TracingInfo,
+  RunQueryBody, RunQueryPage, RunQueryV2Body, RunQueryV2Page, RunTrace, RunTraceParams, RunV2, RunV2Query, SessionListQuery, SessionParams, TracerSession,
+  TracingInfo,
 } from '../schemas/tracing.js'
 
 export interface RunTraceRoutesOptions {
@@ -56,8 +59,31 @@ export const runTraceRoutes: FastifyPluginAsyncTypebox<RunTraceRoutesOptions> = 
   }, async (request) => runTraces.project(request.tenantId, request.params.session_id))
 }
 
-/** The v2 run (`client.runs.retrieve`); needs an API key. */
+/**
+ * What the v2 query answers in: JSON, as hangar serves it, unless the Accept header leaves JSON out.
+ * AI search is streamed only (406 without `text/event-stream`), and hangar has none to stream (501).
+ */
+function negotiateV2(accept: string | undefined, aiSearch: boolean): void {
+  if (aiSearch && !namesType(accept, 'text/event-stream')) throw ApiError.notAcceptable('`ai_search` is answered as a stream: send `Accept: text/event-stream`.')
+  if (!aiSearch && !allowsType(accept, 'application/json')) throw ApiError.notAcceptable('hangar answers run queries as JSON only (`Accept: application/json`); the streamed form is not available offline.')
+}
+
+/** The v2 run (`client.runs.retrieve`) and the v2 run query (`client.runs.query`); need an API key. */
 export const runV2Routes: FastifyPluginAsyncTypebox<RunTraceRoutesOptions> = async (app, { runTraces }) => {
+  app.post('/api/v2/runs/query', {
+    schema: {
+      operationId: 'query_runs_api_v2_runs_query_post', tags, summary: 'Query Runs (v2)',
+      description: 'A page of the projects\' runs, newest first, started within `min_start_time` (default: a day ago) and `max_start_time` (default: now): '
+        + 'the fields `selects` names, only `id` without it; `next_cursor` (sent back as `cursor`) asks for the next page, null on the last. '
+        + '`ai_search` is not available offline (501; 406 without `Accept: text/event-stream`).',
+      body: RunQueryV2Body, response: { 200: RunQueryV2Page, ...errorResponses(400, 404, 406, 422, 501) },
+    },
+  }, async (request) => {
+    negotiateV2(request.headers.accept, request.body.ai_search != null)
+    return runTraces.queryV2(request.tenantId, request.body)
+  })
+
+
   app.get('/api/v2/runs/:run_id', {
     schema: {
       operationId: 'retrieve_run_api_v2_runs__run_id__get', tags, summary: 'Retrieve Run (v2)',

@@ -68,8 +68,13 @@ export const RunQueryBody = Type.Object({
   select: opt(Type.Array(Type.String())),
 }, { title: 'BodyParamsForRunSchema' })
 
+/** The fields the service's `RunSchema` requires: a run query answers them whatever its `select` names. */
+export const REQUIRED_RUN_FIELDS = ['id', 'name', 'run_type', 'status', 'trace_id', 'dotted_order', 'session_id', 'app_path'] as const
+/** A run of `POST /runs/query`: with `select`, the fields it names and those `RunSchema` requires. */
+const SelectedRunTrace = Type.Composite([Type.Pick(RunTrace, REQUIRED_RUN_FIELDS), Type.Partial(Type.Omit(RunTrace, REQUIRED_RUN_FIELDS))], { title: 'RunSchema' })
+
 export const RunQueryPage = Type.Object({
-  runs: Type.Array(RunTrace),
+  runs: Type.Array(SelectedRunTrace),
   cursors: Type.Object({ next: Nullable(Type.String()), prev: Nullable(Type.String()) }),
 }, { title: 'ListRunsResponse' })
 
@@ -88,6 +93,34 @@ export const RunV2Query = Type.Object({
   selects: Type.Optional(Type.Array(StringEnum(RUN_SELECTS))),
   start_time: Type.Optional(DateTime()),
 })
+
+/**
+ * `POST /api/v2/runs/query` (the client's `runs.queryV2`): what its `RunQueryV2Params` sends, in
+ * the body; the paginator adds `cursor`. Nulls are taken as absent, as the service's own clients
+ * send them for a field the caller set to null.
+ */
+export const RunQueryV2Body = Type.Object({
+  project_ids: opt(Type.Array(Uuid())),
+  reference_dataset_id: opt(Uuid()),
+  ids: opt(Type.Array(Uuid())),
+  trace_id: opt(Uuid()),
+  is_root: opt(Type.Boolean()),
+  has_error: opt(Type.Boolean()),
+  run_type: opt(StringEnum(['TOOL', 'CHAIN', 'LLM', 'RETRIEVER', 'EMBEDDING', 'PROMPT', 'PARSER'])),
+  reference_examples: opt(Type.Array(Uuid())),
+  min_start_time: opt(DateTime()),
+  max_start_time: opt(DateTime()),
+  min_feedback_modified_at: opt(DateTime()),
+  max_feedback_modified_at: opt(DateTime()),
+  filter: opt(Type.String()),
+  trace_filter: opt(Type.String()),
+  tree_filter: opt(Type.String()),
+  selects: opt(Type.Array(StringEnum(RUN_SELECTS))),
+  include_subtree_usage: opt(Type.Boolean()),
+  ai_search: opt(Type.String({ minLength: 1 })),
+  page_size: opt(Type.Integer({ minimum: 1, maximum: 1000 })),
+  cursor: opt(Type.String()),
+}, { title: 'QueryRunsRequest' })
 
 const o = Type.Optional
 /** The v2 run: each field present only when `selects` names it and it applies. */
@@ -126,6 +159,12 @@ export const RunV2 = Type.Object({
   is_in_dataset: o(Type.Boolean()),
   feedback_stats: o(AnyDict()),
 }, { title: 'Run' })
+
+/** A page of `POST /api/v2/runs/query`, newest first: what the client's `ItemsCursorPostPagination` reads. */
+export const RunQueryV2Page = Type.Object({
+  items: Type.Array(RunV2),
+  next_cursor: Nullable(Type.String()),
+}, { title: 'QueryRunsResponse' })
 
 /** A tracing project (`TracerSession`). */
 export const TracerSession = Type.Object({
