@@ -43,7 +43,7 @@ export const Config = Type.Object({
   /** Origins browsers may call hangar from: `*` (any), exact origins, or none (no CORS headers). */
   corsOrigins: Type.Array(Type.String({ minLength: 1 })),
   logFormat: StringEnum(['auto', 'json', 'pretty']),
-  /** Whether runs may name webhooks on this machine (localhost, 127.0.0.1, relative URLs). */
+  /** Whether runs may name webhooks on this machine (localhost, 127.0.0.1, ::1, relative URLs). */
   webhookLoopback: Type.Boolean(),
 })
 export type Config = Static<typeof Config>
@@ -97,7 +97,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'journalSize', env: 'HANGAR_JOURNAL_SIZE', flag: 'journal-size', kind: 'integer', default: 1000, help: 'requests kept by the request journal (GET /_hangar/requests); 0 keeps none' },
   { key: 'corsOrigins', env: 'HANGAR_CORS_ORIGINS', flag: 'cors-origins', kind: 'list', default: ['*'], help: 'origins browsers may call from: * for any, or a comma-separated list; "none" sends no CORS headers' },
   { key: 'logFormat', env: 'HANGAR_LOG_FORMAT', flag: 'log-format', kind: 'string', default: 'auto', help: 'json, pretty, or auto: pretty on a terminal, JSON otherwise' },
-  { key: 'webhookLoopback', env: 'HANGAR_WEBHOOK_LOOPBACK', flag: 'webhook-loopback', kind: 'boolean', default: true, help: 'runs may name webhooks on this machine (localhost, 127.0.0.1, relative URLs); false refuses them with 422 as the hosted server does' },
+  { key: 'webhookLoopback', env: 'HANGAR_WEBHOOK_LOOPBACK', flag: 'webhook-loopback', kind: 'boolean', default: true, help: 'runs may name webhooks on this machine (localhost, 127.0.0.1, ::1, relative URLs); false refuses them with 422 as the hosted server does (cloud metadata endpoints are refused either way)' },
 ]
 
 /** A setting hangar cannot start with; its message is one line naming the setting and what is accepted. */

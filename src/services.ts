@@ -228,7 +228,8 @@ function wire({ config, clock, log, startedAt, fixtures, engine, db, agentUsers 
   const runRequests = new RunRequests({ assistants, threads, engine, executor, clock, transaction, allowLoopbackWebhooks: config.webhookLoopback })
   const protocolCommands = new ProtocolCommands({ threads, runs, runRequests, threadLog, clock })
   // Crons fire over the clock from boot on; a reset or import looks again at what is scheduled (an
-  // imported cron's missed occurrences fire, as after a restart); shutdown stops the scheduler first.
+  // imported cron that missed occurrences fires one run for them all, as after a restart); shutdown
+  // stops the scheduler first.
   const cronRepository = new CronRepository(db)
   const cronScheduler = new CronScheduler({ crons: cronRepository, clock, log, transaction, fire: (cron) => runOccurrence(runRequests, cron) })
   const crons = new AgentCrons({ crons: cronRepository, threads, runRequests, clock, onChange: () => cronScheduler.sweep() })

@@ -4,7 +4,7 @@
 import t from 'tap'
 import { Role, TaskState, type Message, type SendMessageRequest } from '@a2a-js/sdk'
 import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client'
-import { API_KEY, serveApp } from './helpers.js'
+import { API_KEY, runClockUntil, serveApp, until } from './helpers.js'
 
 const withKey: typeof fetch = (input, init) => {
   const headers = new Headers(init?.headers)
@@ -21,13 +21,22 @@ async function a2aClient(base: string, assistantId: string): Promise<Client> {
 }
 
 let counter = 0
-function userMessage(text: string, contextId = ''): SendMessageRequest {
+type PartContent = { $case: 'text'; value: string } | { $case: 'data'; value: unknown }
+function sendRequest(contents: PartContent[], contextId = '', taskId = ''): SendMessageRequest {
   const message: Message = {
-    messageId: `msg-${++counter}`, contextId, taskId: '', role: Role.ROLE_USER,
-    parts: [{ content: { $case: 'text', value: text }, metadata: undefined } as never],
+    messageId: `msg-${++counter}`, contextId, taskId, role: Role.ROLE_USER,
+    parts: contents.map((content) => ({ content, metadata: undefined }) as never),
     metadata: undefined, extensions: [], referenceTaskIds: [],
   }
   return { tenant: '', message, configuration: undefined, metadata: undefined }
+}
+/** A user message with one text part (on a context, answering a task, when given). */
+const userMessage = (text: string, contextId = '', taskId = '') => sendRequest([{ $case: 'text', value: text }], contextId, taskId)
+
+/** What `sendMessage` answered, as a task (it answers a bare message only for agents that send one). */
+function asTask(result: Awaited<ReturnType<Client['sendMessage']>>) {
+  if (!('status' in result)) throw new Error('expected a task')
+  return result
 }
 
 const textOf = (parts: { content?: { $case: string; value: unknown } }[] | undefined) =>
@@ -116,6 +125,134 @@ t.test('tasks/cancel stops a task in progress; a finished task cannot be cancele
   t.equal(canceled.status?.state, TaskState.TASK_STATE_CANCELED)
   t.equal((await client.getTask({ tenant: '', id: started.id })).status?.state, TaskState.TASK_STATE_CANCELED)
   await t.rejects(client.cancelTask({ tenant: '', id: started.id, metadata: undefined }), /cannot be canceled/)
+})
+
+t.test('a message naming an input-required task resumes its interrupted thread with its text, and the same task completes', async (t) => {
+  const { base, api } = await serveApp(t)
+  const client = await a2aClient(base, 'approval')
+  const asked = asTask(await client.sendMessage(userMessage('ship the release')))
+  t.equal(asked.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED)
+  t.same(JSON.parse(textOf(asked.status?.message?.parts as never)), { question: 'Approve this request?', request: 'ship the release' }, 'the status message is what the graph asks')
+
+  const answered = asTask(await client.sendMessage(userMessage('yes', asked.contextId, asked.id)))
+  t.equal(answered.id, asked.id, 'the answer continues the same task')
+  t.equal(answered.contextId, asked.contextId)
+  t.equal(answered.status?.state, TaskState.TASK_STATE_COMPLETED)
+  t.equal(textOf(answered.artifacts[0].parts as never), 'You answered: yes')
+  t.equal((await client.getTask({ tenant: '', id: asked.id })).status?.state, TaskState.TASK_STATE_COMPLETED, 'tasks/get reads the task where its answer left it')
+
+  const state = (await api.get(`/threads/${asked.contextId}/state`)).body
+  t.equal(state.values.answer, 'yes', 'the graph resumed with the text')
+  t.same(state.values.messages.map((m: any) => [m.type, m.content]), [['human', 'ship the release'], ['ai', 'You answered: yes']], 'the interrupt was answered, not asked again')
+  const runs = (await api.get(`/threads/${asked.contextId}/runs`)).body
+  t.same(runs.map((run: any) => run.kwargs.command), [{ resume: 'yes' }, null], 'the answer is a run resuming the thread (newest first)')
+})
+
+t.test('an answer streamed with a data part resumes with its object, and the stream speaks for the task it answers', async (t) => {
+  const { base, api } = await serveApp(t)
+  const client = await a2aClient(base, 'approval')
+  const asked = asTask(await client.sendMessage(userMessage('buy a boat')))
+  const answer = { decision: 'approve', note: 'a small one' }
+  const events = []
+  for await (const event of client.sendMessageStream(sendRequest([{ $case: 'data', value: answer }], '', asked.id))) events.push(event.payload)
+  t.same(events.map((e) => e?.$case), ['task', 'statusUpdate', 'artifactUpdate', 'statusUpdate'])
+  const [task, working, artifact, done] = events as any[]
+  t.equal(task.value.id, asked.id, 'the task is the one answered')
+  t.equal(task.value.contextId, asked.contextId, 'its context, though the message named only the task')
+  t.equal(working.value.status.state, TaskState.TASK_STATE_WORKING)
+  t.equal(textOf(artifact.value.artifact.parts), `You answered: ${JSON.stringify(answer)}`)
+  t.equal(done.value.taskId, asked.id)
+  t.equal(done.value.status.state, TaskState.TASK_STATE_COMPLETED)
+  t.same((await api.get(`/threads/${asked.contextId}/state`)).body.values.answer, answer, 'the data part\'s object, as it is')
+})
+
+t.test('a structured answer the client had to wrap (an array) resumes with what it wrapped', async (t) => {
+  const { base, api } = await serveApp(t)
+  const client = await a2aClient(base, 'email_agent')
+  const asked = asTask(await client.sendMessage(userMessage('the offsite')))
+  t.equal(asked.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED)
+  const review = [{ type: 'accept', args: null }]
+  const sent = asTask(await client.sendMessage(sendRequest([{ $case: 'data', value: review }], asked.contextId, asked.id)))
+  t.equal(sent.status?.state, TaskState.TASK_STATE_COMPLETED)
+  t.equal(textOf(sent.artifacts[0].parts as never), 'Done: the email to team@example.com is sent.')
+  t.same((await api.get(`/threads/${asked.contextId}/state`)).body.values.review, review)
+})
+
+t.test('a message on the context of a waiting task without its id is a new task: the graph starts over', async (t) => {
+  const { base } = await serveApp(t)
+  const client = await a2aClient(base, 'approval')
+  const asked = asTask(await client.sendMessage(userMessage('first request')))
+  const again = asTask(await client.sendMessage(userMessage('second request', asked.contextId)))
+  t.not(again.id, asked.id)
+  t.equal(again.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED)
+  t.match(textOf(again.status?.message?.parts as never), /second request/, 'the new input asks again')
+})
+
+t.test('a message naming a task that has ended, is unknown or is on another context is refused', async (t) => {
+  const { base } = await serveApp(t)
+  const client = await a2aClient(base, 'agent')
+  const done = asTask(await client.sendMessage(userMessage('hello')))
+  await t.rejects(client.sendMessage(userMessage('more', done.contextId, done.id)), { envelopeCode: -32004, message: /terminal state \(completed\)/ })
+  await t.rejects(client.sendMessage(userMessage('more', '', '00000000-0000-4000-8000-000000000000')), { envelopeCode: -32001, message: /not found/ })
+  const other = asTask(await client.sendMessage(userMessage('elsewhere')))
+  await t.rejects(client.sendMessage(userMessage('more', other.contextId, done.id)), { envelopeCode: -32602, message: /not the context of task/ })
+})
+
+t.test('tasks/resubscribe follows a task in progress to its end, and refuses one that has ended', async (t) => {
+  const { base, clock } = await serveApp(t)
+  // slow_agent waits on the manual clock: the task stays in progress until the test moves it.
+  const client = await a2aClient(base, 'slow_agent')
+  const request = userMessage('patience')
+  request.configuration = { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true }
+  const started = asTask(await client.sendMessage(request))
+  const events: any[] = []
+  const following = (async () => {
+    for await (const event of client.resubscribeTask({ tenant: '', id: started.id })) events.push(event.payload)
+  })()
+  await until(() => events.length > 0, 'the resubscription sends the task as it stands')
+  t.equal(events[0].$case, 'task')
+  t.ok([TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING].includes(events[0].value.status.state), 'in progress')
+  await runClockUntil(clock, () => events.length === 3, 'the rest of the task arrives as its run ends')
+  await following
+  t.same(events.map((e) => e.$case), ['task', 'artifactUpdate', 'statusUpdate'])
+  t.match(textOf(events[1].value.artifact.parts), /^Let me think about patience carefully/)
+  t.equal(events[2].value.status.state, TaskState.TASK_STATE_COMPLETED)
+
+  const again = async () => {
+    for await (const event of client.resubscribeTask({ tenant: '', id: started.id })) t.fail(`nothing is streamed, got ${event.payload?.$case}`)
+  }
+  await t.rejects(again(), { envelopeCode: -32004, message: /terminal state \(completed\) and cannot be subscribed to/ })
+  await t.rejects(async () => {
+    for await (const event of client.resubscribeTask({ tenant: '', id: '00000000-0000-4000-8000-000000000000' })) t.fail(`got ${event.payload?.$case}`)
+  }, { envelopeCode: -32001, message: /not found/ })
+})
+
+t.test('tasks/resubscribe to a task waiting for input sends it once, as it stands', async (t) => {
+  const { base } = await serveApp(t)
+  const client = await a2aClient(base, 'approval')
+  const asked = asTask(await client.sendMessage(userMessage('may I')))
+  const events = []
+  for await (const event of client.resubscribeTask({ tenant: '', id: asked.id })) events.push(event.payload)
+  t.same(events.map((e) => e?.$case), ['task'])
+  t.equal((events[0] as any).value.status.state, TaskState.TASK_STATE_INPUT_REQUIRED)
+})
+
+t.test('push notification configs are not supported: every method answers -32003', async (t) => {
+  const { base } = await serveApp(t)
+  const client = await a2aClient(base, 'agent')
+  const task = asTask(await client.sendMessage(userMessage('hi')))
+  // The client itself refuses create, get and list (the card says pushNotifications: false); delete it sends.
+  await t.rejects(client.deleteTaskPushNotificationConfig({ tenant: '', taskId: task.id, id: 'cfg' }), { envelopeCode: -32003, message: /not supported/ })
+  const methods = ['tasks/pushNotificationConfig/set', 'tasks/pushNotificationConfig/get', 'tasks/pushNotificationConfig/list', 'tasks/pushNotificationConfig/delete']
+  for (const method of methods) {
+    const params = { id: task.id, taskId: task.id, pushNotificationConfig: { url: 'https://example.com/hook' } }
+    const res = await fetch(`${base}/a2a/agent`, {
+      method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params }),
+    })
+    t.equal(res.status, 400, method)
+    t.same(await res.json(), { jsonrpc: '2.0', id: 7, error: { code: -32003, message: 'Push Notification is not supported' } }, method)
+  }
 })
 
 t.test('broken JSON-RPC requests get the spec\'s error codes, never a 5xx', async (t) => {

@@ -1,13 +1,15 @@
 // The agent server's crons, driven by the official SDK's `client.crons` over a real listening
 // hangar, and by raw requests where the SDK has no method (get) or would not send the body: what a
-// cron holds, how its runs fire on hangar's clock (advanced, never slept: every occurrence once and
-// in order, however far the clock jumps), timezones, end times, disabled crons, stateless crons and
-// their threads, patch, search and count, one set of crons per agent server, and every refusal's body.
+// cron holds, how its runs fire on hangar's clock (advanced, never slept: each occurrence once and
+// in order; a jump over many, one catch-up run per cron; on a running clock, on time), timezones,
+// end times, disabled crons, stateless crons and their threads, patch, search and count, one set of
+// crons per agent server, and every refusal's body.
 
 import t, { type Test } from 'tap'
 import { Client, type Cron } from '@langchain/langgraph-sdk'
 import type { BusMessage } from '../src/admin/bus.js'
-import { dockerDeployment, serveApp, START, TENANT_A, until } from './helpers.js'
+import { Clock } from '../src/clock.js'
+import { beforeDeadline, dockerDeployment, serveApp, START, TENANT_A, until } from './helpers.js'
 
 const HOUR = 3_600_000
 const DAY = 24 * HOUR
@@ -15,8 +17,8 @@ const at = (ms: number) => new Date(START + ms).toISOString()
 const UNKNOWN = '00000000-0000-4000-8000-000000000000'
 const say = (content: string) => ({ messages: [{ role: 'user', content }] })
 
-async function serve(t: Test) {
-  const served = await serveApp(t, { revisionSpeed: 'instant' })
+async function serve(t: Test, clock?: Clock) {
+  const served = await serveApp(t, { revisionSpeed: 'instant' }, { clock })
   const client = new Client({ apiUrl: served.base, apiKey: 'k', callerOptions: { maxRetries: 0 } })
   /** A raw request: status and parsed body (undefined when empty). */
   const call = async (method: string, path: string, body?: unknown) => {
@@ -80,8 +82,8 @@ t.test('advancing the clock fires each due occurrence once, in order, on the cro
   await allFinished()
   t.same(await humanTurns(client, thread.thread_id), ['morning'])
 
-  // A jump over two and a half days: every occurrence in between, each once, in time order.
-  clock.advance(2 * DAY + 12 * HOUR)
+  // Day after day, each occurrence once, in the order their times fall.
+  for (const step of [9 * HOUR, 15 * HOUR, 9 * HOUR, 15 * HOUR, 9 * HOUR]) clock.advance(step)
   t.equal(created.length, 6, 'evening, morning, evening, morning, evening more')
   await allFinished()
   t.same(await humanTurns(client, thread.thread_id), ['morning', 'evening', 'morning', 'evening', 'morning', 'evening'], 'the runs ran in the order their times fell')
@@ -94,6 +96,45 @@ t.test('advancing the clock fires each due occurrence once, in order, on the cro
   const shown = await client.crons.search({ threadId: thread.thread_id, sortBy: 'next_run_date', sortOrder: 'asc' })
   t.same(shown.map((c) => c.next_run_date), [at(3 * DAY + 9 * HOUR), at(3 * DAY + 18 * HOUR)], 'next_run_date is the next occurrence after now')
   t.equal(shown[0].cron_id, morning.cron_id)
+})
+
+t.test('a jump over many occurrences fires one catch-up run per cron, as the real scheduler does, not one per occurrence', async (t) => {
+  const { client, clock, created, allFinished } = await serve(t)
+  const thread = await client.threads.create()
+  await client.crons.createForThread(thread.thread_id, 'agent', { schedule: '* * * * *', input: say('every minute') })
+  await client.crons.createForThread(thread.thread_id, 'agent', { schedule: '0 * * * *', input: say('every hour') })
+  clock.advance(7 * DAY + 30_000)
+  t.equal(created.length, 2, 'a week of an every-minute and an hourly cron: one run each')
+  await allFinished()
+  t.same(await humanTurns(client, thread.thread_id), ['every minute', 'every hour'], 'earliest due first')
+  const shown = await client.crons.search({ threadId: thread.thread_id, sortBy: 'next_run_date', sortOrder: 'asc' })
+  t.same(shown.map((c) => c.next_run_date), [at(7 * DAY + 60_000), at(7 * DAY + HOUR)], 'each cron goes on from now: what it missed is not owed')
+
+  clock.advance(30_000)
+  t.equal(created.length, 3, 'a minute later the every-minute cron fires once more')
+  clock.advance(30_000)
+  t.equal(created.length, 3, 'and not again within the same minute')
+})
+
+t.test('on a running clock (as npm start has) a due cron fires on time, with no one moving the clock', async (t) => {
+  const clock = Clock.system()
+  // 100 ms before a whole second, so that the every-second cron is due almost at once.
+  clock.set(Math.ceil(clock.now() / 1000) * 1000 + 900)
+  const { client, app } = await serve(t, clock)
+  const firstRun = new Promise<{ run_id: string; thread_id: string }>((resolve) => {
+    const stop = app.emulator.bus.subscribe((message: BusMessage) => {
+      if (message.topic !== 'run' || message.data.status !== 'pending') return
+      stop()
+      resolve(message.data)
+    })
+  })
+  const thread = await client.threads.create()
+  const cron = await client.crons.createForThread(thread.thread_id, 'agent', { schedule: '* * * * * *', input: say('tick') })
+  t.ok(Date.parse(cron.next_run_date!) - clock.now() <= 1000, 'its next run is within a second')
+  const run = await beforeDeadline(firstRun, 10_000, 'the cron\'s first run was created on the running clock')
+  t.equal(run.thread_id, thread.thread_id)
+  t.ok(clock.now() >= Date.parse(cron.next_run_date!), 'not before its time')
+  await client.crons.delete(cron.cron_id)
 })
 
 t.test('a schedule is read in its timezone', async (t) => {
@@ -119,8 +160,11 @@ t.test('a disabled cron, or one past its end time, fires nothing', async (t) => 
   const disabled = await client.crons.createForThread(thread.thread_id, 'agent', { schedule: '0 * * * *', input: say('x'), enabled: false })
   t.equal(asCron(disabled).enabled, false)
   await client.crons.createForThread(thread.thread_id, 'agent', { schedule: '30 * * * *', input: say('y'), endTime: at(2 * HOUR) })
+  clock.advance(HOUR)
+  clock.advance(HOUR)
+  t.equal(created.length, 2, 'the ending cron fired at 00:30 and 01:30, the disabled one not at all')
   clock.advance(DAY)
-  t.equal(created.length, 2, 'only the ending cron fired, at 00:30 and 01:30, and nothing after its end time')
+  t.equal(created.length, 2, 'nothing after its end time')
   const ended = await client.crons.search({ enabled: true })
   t.equal(ended.length, 1)
   t.equal(ended[0].next_run_date, null, 'a cron past its end time has no next run')
@@ -129,7 +173,7 @@ t.test('a disabled cron, or one past its end time, fires nothing', async (t) => 
   // Enabled again: only what falls from now on fires, not the day it was off.
   const enabled = await client.crons.update(disabled.cron_id, { enabled: true })
   t.equal(enabled.enabled, true)
-  t.equal(enabled.next_run_date, at(DAY + HOUR))
+  t.equal(enabled.next_run_date, at(DAY + 3 * HOUR))
   clock.advance(HOUR)
   t.equal(created.length, 3, 'one run at the next full hour')
   t.equal((await call('POST', '/runs/crons/count', { thread_id: thread.thread_id })).body, 2)
@@ -143,8 +187,9 @@ t.test('a stateless cron runs each time on a new thread, deleted when the run en
   const keeping = await client.crons.create('agent', { schedule: '0 13 * * *', input: say('one'), onRunCompleted: 'keep' })
   t.equal(asCron(keeping).on_run_completed, 'keep')
 
-  clock.advance(2 * DAY)
-  t.equal(created.length, 4)
+  clock.advance(DAY)
+  clock.advance(DAY)
+  t.equal(created.length, 4, 'each cron once a day, two days')
   t.equal(new Set(created.map((run) => run.thread_id)).size, 4, 'every run has a thread of its own')
   await allFinished()
   const left = await client.threads.search({ limit: 100 })

@@ -2,7 +2,8 @@
 // manual clock, silent logs), clients for it, request bodies, and bounded waits. Requests go through
 // `app.inject`; `serveApp` gives a real server when a real client matters. A wait never waits for
 // real time: it turns the event loop (or moves the manual clock) a bounded number of times and
-// fails with a message naming what never came.
+// fails with a message naming what never came (`beforeDeadline`, for what only a running clock
+// brings, bounds its wait in real time instead).
 
 import type { EventEmitter } from 'node:events'
 import { readdirSync } from 'node:fs'
@@ -164,6 +165,19 @@ export async function settlesWithin(promise: Promise<unknown>, count = 20) {
   void promise.then(() => (done = true), () => (done = true))
   await turns(count)
   return done
+}
+
+/**
+ * For what only real time brings (a running clock, as `npm start` has): resolves with `promise`,
+ * or fails naming `what` once `deadlineMs` of real time have passed without it. The deadline only
+ * bounds a failure; a test that passes waits for the event, not for the deadline.
+ */
+export function beforeDeadline<T>(promise: Promise<T>, deadlineMs: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: still not so after ${deadlineMs} ms of real time`)), deadlineMs)
+  })
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer))
 }
 
 /** Whether something (a long-poll, a graph's delay, a fault's latency) waits on the clock now. */

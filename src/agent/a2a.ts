@@ -1,16 +1,17 @@
-// The agent server's A2A endpoint (protocol 0.3, JSON-RPC): an assistant as an A2A agent. A
-// message's text parts become a human message and its data parts input keys; the run that answers
-// it is the task (task id = run id) and the thread it runs on is the context (contextId =
-// thread_id), so a conversation continues on its thread. Tasks are not kept anywhere of their own:
-// each is read back from its run and the thread's checkpoints.
+// The agent server's A2A endpoint (protocol 0.3, JSON-RPC): an assistant as an A2A agent. The run
+// that answers a message is the task (task id = run id) and the thread it runs on is the context
+// (contextId = thread_id), so a conversation continues on its thread; a message naming a task that
+// waits for input resumes that task's interrupted thread. What a message carries is
+// a2a-message.ts; how a task is read back from its runs (nothing is kept of its own) a2a-task.ts.
 
 import { randomUUID } from 'node:crypto'
 import { NotFound, ThreadBusy } from '../domain/errors.js'
 import type { RunCreate } from '../schemas/agent.js'
 import type { Assistant, AssistantRepository } from '../store/assistants.js'
 import type { Run, RunRepository } from '../store/runs.js'
-import { lastOf, textOf, type Message } from './messages.js'
-import type { RunExecutor, RunResult } from './run-executor.js'
+import { invalidParams, isObject, readMessage, resumeValue, runInput, type InboundMessage } from './a2a-message.js'
+import { A2ATasks, TERMINAL_STATES } from './a2a-task.js'
+import type { RunExecutor } from './run-executor.js'
 import type { RequestContext, RunRequests } from './run-requests.js'
 import { resolveAssistantId } from './system-assistants.js'
 import { paramsObject, RPC_CODES, RpcError } from './json-rpc.js'
@@ -21,8 +22,6 @@ export const A2A_PROTOCOL_VERSION = '0.3.0'
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const MODES = ['text/plain', 'application/json']
 
-export type TaskState = 'submitted' | 'working' | 'input-required' | 'completed' | 'canceled' | 'failed'
-
 export interface A2AOptions {
   assistants: AssistantRepository
   runs: RunRepository
@@ -32,22 +31,23 @@ export interface A2AOptions {
 }
 
 type Json = Record<string, unknown>
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value)
-const invalid = (message: string) => new RpcError(RPC_CODES.invalidParams, `Invalid params: ${message}`)
 
-/** An A2A message (v0.3 JSON) from a LangGraph message, or undefined for other kinds. */
-function a2aMessage(message: Message, contextId: string, taskId: string): Json | undefined {
-  const role = message.type === 'human' ? 'user' : message.type === 'ai' ? 'agent' : undefined
-  if (!role) return undefined
-  const id = typeof message.id === 'string' ? message.id : randomUUID()
-  return { kind: 'message', role, messageId: id, contextId, taskId, parts: [{ kind: 'text', text: textOf(message) }] }
+/** A message the endpoint took: the task it is part of, the run now answering it, the message as echoed back. */
+export interface Started {
+  task: Run
+  run: Run
+  message: Json
+  blocking: boolean
 }
 
 export class A2AEndpoint {
   readonly #o: A2AOptions
 
+  readonly #tasks: A2ATasks
+
   constructor(options: A2AOptions) {
     this.#o = options
+    this.#tasks = new A2ATasks(options.runs, options.executor)
   }
 
   /** The assistant an A2A path names (an id or a graph id), or a JSON-RPC error with a 404. */
@@ -87,31 +87,19 @@ export class A2AEndpoint {
   }
 
   /**
-   * `message/send` and `message/stream`: the run answering the message, on the message's context
-   * (a new thread when it names none), and the user message as A2A echoes it back.
+   * `message/send` and `message/stream`: a message naming no task starts one, a run on the
+   * message's context (a new thread when it names none); a message naming a task that waits for
+   * input (`input-required`) resumes it, a run resuming the thread's interrupt with the message's
+   * value. Answers the task, the run now answering, and the user message as A2A echoes it back.
    */
-  start(context: RequestContext, assistant: Assistant, rawParams: unknown): { run: Run; message: Json; blocking: boolean } {
+  async start(context: RequestContext, assistant: Assistant, rawParams: unknown): Promise<Started> {
     const params = paramsObject(rawParams)
-    const message = params.message
-    if (!isObject(message)) throw invalid('message is required')
-    if (message.role !== 'user' && message.role !== 'agent') throw invalid('message.role must be "user" or "agent"')
-    if (typeof message.messageId !== 'string') throw invalid('message.messageId is required')
-    if (!Array.isArray(message.parts) || message.parts.length === 0) throw invalid('message.parts must be a non-empty array')
-    if (message.contextId !== undefined && (typeof message.contextId !== 'string' || !UUID.test(message.contextId))) {
-      throw invalid('message.contextId must be a UUID (it is the thread id)')
-    }
-    const texts: string[] = []
-    let data: Json = {}
-    for (const part of message.parts) {
-      if (isObject(part) && part.kind === 'text' && typeof part.text === 'string') texts.push(part.text)
-      else if (isObject(part) && part.kind === 'data' && isObject(part.data)) data = { ...data, ...part.data }
-      else if (isObject(part) && part.kind === 'file') throw invalid('file parts are not supported')
-      else throw invalid('each part must be a text part or a data part')
-    }
-    const input: Json = { ...data }
-    if (texts.length > 0) input.messages = [{ type: 'human', content: texts.join('\n') }]
-    const threadId = (message.contextId as string | undefined)?.toLowerCase() ?? randomUUID()
-    const body = { assistant_id: assistant.assistant_id, input, if_not_exists: 'create' } as RunCreate
+    const message = readMessage(params)
+    const answering = message.taskId === undefined ? undefined : await this.#waitingTask(context.scope, message)
+    const threadId = answering?.thread_id ?? message.contextId ?? randomUUID()
+    const body = (answering
+      ? { assistant_id: assistant.assistant_id, command: { resume: resumeValue(message) } }
+      : { assistant_id: assistant.assistant_id, input: runInput(message), if_not_exists: 'create' }) as RunCreate
     let run: Run
     try {
       run = this.#o.runRequests.create(context, threadId, body)
@@ -119,112 +107,130 @@ export class A2AEndpoint {
       if (error instanceof ThreadBusy) throw new RpcError(RPC_CODES.invalidRequest, `Context ${threadId} already has a task in progress`, 409)
       throw error
     }
+    const task = answering ?? run
     const configuration = isObject(params.configuration) ? params.configuration : {}
     return {
+      task,
       run,
-      message: { ...message, kind: 'message', contextId: run.thread_id, taskId: run.run_id },
+      message: { ...message.raw, kind: 'message', contextId: task.thread_id, taskId: task.run_id },
       blocking: configuration.blocking !== false,
     }
   }
 
-  /** The run a task id names, in this agent server (and on `contextId`'s thread when given). */
-  #taskRun(scope: string, rawParams: unknown): { run: Run; historyLength: number | undefined } {
+  /**
+   * The task a message answers: it must wait for input. One in progress makes the context busy
+   * (409); one that has ended cannot take more messages (A2A's UnsupportedOperation).
+   */
+  async #waitingTask(scope: string, message: InboundMessage): Promise<Run> {
+    const task = this.#find(scope, message.taskId!)
+    if (message.contextId !== undefined && message.contextId !== task.thread_id) {
+      throw invalidParams(`message.contextId ${message.contextId} is not the context of task ${task.run_id}`)
+    }
+    const state = await this.#tasks.state(task)
+    if (state === 'submitted' || state === 'working') {
+      throw new RpcError(RPC_CODES.invalidRequest, `Task ${task.run_id} is still in progress`, 409)
+    }
+    if (TERMINAL_STATES.has(state)) {
+      throw new RpcError(RPC_CODES.unsupportedOperation, `Task ${task.run_id} is in a terminal state (${state}) and cannot be modified`)
+    }
+    return task
+  }
+
+  /** The run a task id names, in this agent server, or A2A's TaskNotFound. */
+  #find(scope: string, taskId: string): Run {
+    const run = UUID.test(taskId) ? this.#o.runs.byId(scope, taskId.toLowerCase()) : undefined
+    if (!run) throw new RpcError(RPC_CODES.taskNotFound, `Task ${taskId} not found`, 404)
+    return run
+  }
+
+  /** The task the params' `id` names (on `contextId`'s thread when given). */
+  #taskRun(scope: string, rawParams: unknown): { task: Run; historyLength: number | undefined } {
     const params = paramsObject(rawParams)
-    if (typeof params.id !== 'string') throw invalid('id is required')
-    if (params.contextId !== undefined && typeof params.contextId !== 'string') throw invalid('contextId must be a string')
+    if (typeof params.id !== 'string') throw invalidParams('id is required')
+    if (params.contextId !== undefined && typeof params.contextId !== 'string') throw invalidParams('contextId must be a string')
     const length = params.historyLength
     if (length !== undefined && length !== null && (typeof length !== 'number' || !Number.isInteger(length) || length < 0)) {
-      throw invalid('historyLength must be a non-negative integer')
+      throw invalidParams('historyLength must be a non-negative integer')
     }
-    const run = UUID.test(params.id) ? this.#o.runs.byId(scope, params.id.toLowerCase()) : undefined
-    if (!run || (params.contextId !== undefined && run.thread_id !== params.contextId.toLowerCase())) {
+    const task = this.#find(scope, params.id)
+    if (params.contextId !== undefined && task.thread_id !== params.contextId.toLowerCase()) {
       throw new RpcError(RPC_CODES.taskNotFound, `Task ${params.id} not found`, 404)
     }
-    return { run, historyLength: typeof length === 'number' ? length : undefined }
+    return { task, historyLength: typeof length === 'number' ? length : undefined }
   }
 
   /** `tasks/get`. */
   async get(scope: string, params: unknown): Promise<Json> {
-    const { run, historyLength } = this.#taskRun(scope, params)
-    return this.task(run, historyLength)
+    const { task, historyLength } = this.#taskRun(scope, params)
+    return this.#tasks.view(task, historyLength)
   }
 
   /** `tasks/cancel`: a task still in progress is interrupted (its run keeps what it did); an ended one cannot be. */
   async cancel(scope: string, params: unknown): Promise<Json> {
-    const { run } = this.#taskRun(scope, params)
+    const { task } = this.#taskRun(scope, params)
+    const run = this.#tasks.current(task)
     if (run.status !== 'pending' && run.status !== 'running') {
-      throw new RpcError(RPC_CODES.taskNotCancelable, `Task ${run.run_id} has ended and cannot be canceled`)
+      throw new RpcError(RPC_CODES.taskNotCancelable, `Task ${task.run_id} has ended and cannot be canceled`)
     }
     this.#o.executor.cancel(run, 'interrupt')
     await this.#o.executor.join(run)
-    return this.task(run)
+    return this.#tasks.view(task)
+  }
+
+  /**
+   * `tasks/resubscribe`: what is left of a task's stream. A task in progress: the task as it stands,
+   * then (once its run has ended) its answer and its final status. A task waiting for input: the
+   * task, once (its stream has ended; the next message resumes it). A task that has ended: A2A's
+   * UnsupportedOperation, as the official SDK's server answers. Refusals come before the stream.
+   */
+  async resubscribe(scope: string, rawParams: unknown): Promise<AsyncGenerator<Json>> {
+    const { task } = this.#taskRun(scope, rawParams)
+    const state = await this.#tasks.state(task)
+    if (TERMINAL_STATES.has(state)) {
+      throw new RpcError(RPC_CODES.unsupportedOperation, `Task ${task.run_id} is in a terminal state (${state}) and cannot be subscribed to`)
+    }
+    return this.#rest(task)
+  }
+
+  async *#rest(task: Run): AsyncGenerator<Json> {
+    const snapshot = await this.#tasks.view(task)
+    yield snapshot
+    const state = (snapshot.status as { state: string }).state
+    if (state === 'submitted' || state === 'working') yield* this.#ending(task, this.#tasks.current(task))
+  }
+
+  /** `tasks/pushNotificationConfig/*`: the card says `pushNotifications: false`, so every one is A2A's PushNotificationNotSupported. */
+  pushNotificationConfig(): never {
+    throw new RpcError(RPC_CODES.pushNotificationNotSupported, 'Push Notification is not supported')
   }
 
   /**
    * What `message/stream` sends, in order: the task as submitted (with the user's message), the
    * status `working`, then once the run has ended its answer as an artifact and the final status.
    */
-  async *stream(run: Run, message: Json): AsyncGenerator<Json> {
-    const ids = { taskId: run.run_id, contextId: run.thread_id }
-    yield { kind: 'task', id: run.run_id, contextId: run.thread_id, status: { state: 'submitted', timestamp: run.created_at }, history: [message] }
+  async *stream({ task, run, message }: Started): AsyncGenerator<Json> {
+    const ids = { taskId: task.run_id, contextId: task.thread_id }
+    yield { kind: 'task', id: task.run_id, contextId: task.thread_id, status: { state: 'submitted', timestamp: run.created_at }, history: [message] }
     yield { kind: 'status-update', ...ids, status: { state: 'working', timestamp: run.created_at }, final: false }
-    await this.#o.executor.join(run)
-    const task = await this.task(run)
-    for (const artifact of task.artifacts as Json[]) yield { kind: 'artifact-update', ...ids, artifact, append: false, lastChunk: true }
-    yield { kind: 'status-update', ...ids, status: task.status, final: true }
+    yield* this.#ending(task, run)
   }
 
-  /** Waits for the task's run to end. */
+  /** The end of a task's stream: once `run` has ended, the task's answer as an artifact and its final status. */
+  async *#ending(task: Run, run: Run): AsyncGenerator<Json> {
+    const ids = { taskId: task.run_id, contextId: task.thread_id }
+    await this.#o.executor.join(run)
+    const view = await this.#tasks.view(task)
+    for (const artifact of view.artifacts as Json[]) yield { kind: 'artifact-update', ...ids, artifact, append: false, lastChunk: true }
+    yield { kind: 'status-update', ...ids, status: view.status, final: true }
+  }
+
+  /** Waits for a run to end. */
   async settle(run: Run): Promise<void> {
     await this.#o.executor.join(run)
   }
 
-  /** A task as it stands now: its state, and once it has ended its answer (artifact) and its context's messages. */
-  async task(run: Run, historyLength?: number): Promise<Json> {
-    const current = this.#o.runs.bySeq(run.seq) ?? run
-    const base = { kind: 'task', id: run.run_id, contextId: run.thread_id }
-    if (current.status === 'pending' || current.status === 'running') {
-      return { ...base, status: { state: current.status === 'pending' ? 'submitted' : 'working', timestamp: current.updated_at } }
-    }
-    const result = await this.#o.executor.join(current)
-    const state = stateOf(current, result)
-    const values: Json = isObject(result) && !('__error__' in result) ? result : {}
-    const messages = Array.isArray(values.messages) ? (values.messages as Message[]) : []
-    const history = messages.map((m) => a2aMessage(m, run.thread_id, run.run_id)).filter((m) => m !== undefined)
-    const answer = lastOf(values.messages, 'ai')
-    const status: Json = { state, timestamp: current.updated_at }
-    if (state === 'failed') status.message = failure(result, run)
-    if (state === 'input-required') status.message = interruptMessage(values, run)
-    const artifacts = state === 'completed' && answer
-      ? [{ artifactId: typeof answer.id === 'string' ? answer.id : run.run_id, name: 'Assistant Response', parts: [{ kind: 'text', text: textOf(answer) }] }]
-      : []
-    return {
-      ...base,
-      status,
-      artifacts,
-      history: historyLength === undefined ? history : historyLength === 0 ? [] : history.slice(-historyLength),
-    }
+  /** A task as it stands now. */
+  task(task: Run): Promise<Json> {
+    return this.#tasks.view(task)
   }
-}
-
-function stateOf(run: Run, result: RunResult): TaskState {
-  if (run.status === 'interrupted') return 'canceled'
-  if (run.status === 'error' || run.status === 'timeout' || '__error__' in result) return 'failed'
-  if ('__interrupt__' in result) return 'input-required'
-  return 'completed'
-}
-
-function agentText(run: Run, text: string): Json {
-  return { kind: 'message', role: 'agent', messageId: `${run.run_id}-status`, contextId: run.thread_id, taskId: run.run_id, parts: [{ kind: 'text', text }] }
-}
-
-function failure(result: RunResult, run: Run): Json {
-  const error = isObject(result) && isObject(result.__error__) ? result.__error__ : {}
-  return agentText(run, typeof error.message === 'string' ? error.message : 'The run failed.')
-}
-
-function interruptMessage(values: Json, run: Run): Json {
-  const interrupts = Array.isArray(values.__interrupt__) ? values.__interrupt__ : []
-  const first = isObject(interrupts[0]) ? interrupts[0].value : undefined
-  return agentText(run, typeof first === 'string' ? first : JSON.stringify(first ?? null))
 }

@@ -1,9 +1,12 @@
 // What makes crons fire over hangar's clock. While some enabled cron has an occurrence ahead, the
-// scheduler listens to the clock: every jump (a test's `advance`, the admin API's clock) fires what
-// fell due, synchronously and in time order across every cron, each occurrence once, however far
-// the clock jumped; on a running clock a timer wakes it at the next occurrence as well. With no cron
-// scheduled it does not listen at all (so nothing "waits on the clock" for no reason). Reads never
-// depend on it: a cron's next_run_date is derived from its schedule and the clock.
+// scheduler listens to the clock: every jump (a test's `advance`, the admin API's clock) sweeps,
+// synchronously; on a running clock a timer also wakes it at the next occurrence. A sweep fires,
+// for each cron that is due, one run, earliest due first, and schedules the cron's next occurrence
+// after now: occurrences a jump (or a stopped hangar) passed over are caught up by that one run,
+// never one run each, as the real server's scheduler does (it wakes every few seconds and fires one
+// run per due cron, next date from now). With no cron scheduled it does not listen at all (so
+// nothing "waits on the clock" for no reason). Reads never depend on it: a cron's next_run_date is
+// derived from its schedule and the clock.
 
 import type { Logger } from 'pino'
 import type { Clock } from '../clock.js'
@@ -11,8 +14,6 @@ import { DomainError } from '../domain/errors.js'
 import type { CronRecord, CronRepository } from '../store/crons.js'
 import { nextOccurrence } from './cron-schedule.js'
 
-/** At most this many missed occurrences of one cron fire in one sweep; the older rest are skipped (and logged). */
-export const MAX_CATCH_UP = 1000
 /** setTimeout's longest delay. */
 const LONGEST_TIMER = 2 ** 31 - 1
 
@@ -39,8 +40,9 @@ export class CronScheduler {
   }
 
   /**
-   * Fires every occurrence due at the clock's now, earliest first (ties: the older cron first),
-   * then looks again at what is scheduled. Returns how many occurrences fired. Never throws.
+   * Fires one run for each cron due at the clock's now, earliest due first (ties: the older cron
+   * first), then looks again at what is scheduled. Returns how many runs it started (at most one
+   * per cron). Never throws.
    */
   sweep(): number {
     if (this.#sweeping || this.#stopped) return 0
@@ -48,16 +50,9 @@ export class CronScheduler {
     let fired = 0
     try {
       const now = this.#o.clock.now()
-      const caughtUp = new Map<number, number>()
+      // A fired cron's next occurrence is after now, so no cron comes back in this sweep.
       for (let cron = this.#o.crons.nextDue(now); cron; cron = this.#o.crons.nextDue(now)) {
-        const count = (caughtUp.get(cron.seq) ?? 0) + 1
-        caughtUp.set(cron.seq, count)
-        if (count > MAX_CATCH_UP) {
-          this.#o.log.warn({ cron_id: cron.cronId, skipped_from: new Date(cron.nextRunAt!).toISOString() }, 'cron: too many missed occurrences; the rest are skipped')
-          this.#o.crons.setNextRun(cron.seq, nextOccurrence(cron.schedule, cron.timezone, now, cron.endTime))
-          continue
-        }
-        this.#fireOne(cron)
+        this.#fireOne(cron, now)
         fired++
       }
     } catch (error) {
@@ -92,11 +87,18 @@ export class CronScheduler {
     this.rearm()
   }
 
-  /** One occurrence: the cron moves to its next one and its run is created, together. */
-  #fireOne(cron: CronRecord): void {
+  /**
+   * One run for a due cron, however many of its occurrences fell by `now`: the cron moves to its
+   * first occurrence after now and its run is created, together.
+   */
+  #fireOne(cron: CronRecord, now: number): void {
     const due = cron.nextRunAt!
+    const missed = nextOccurrence(cron.schedule, cron.timezone, due, cron.endTime)
+    if (missed !== null && missed <= now) {
+      this.#o.log.info({ cron_id: cron.cronId, due: new Date(due).toISOString(), now: new Date(now).toISOString() }, 'cron: one run catches up every occurrence missed since it was due')
+    }
     this.#o.transaction(() => {
-      this.#o.crons.setNextRun(cron.seq, nextOccurrence(cron.schedule, cron.timezone, due, cron.endTime))
+      this.#o.crons.setNextRun(cron.seq, nextOccurrence(cron.schedule, cron.timezone, now, cron.endTime))
       try {
         this.#o.fire(cron)
       } catch (error) {

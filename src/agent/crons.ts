@@ -46,6 +46,8 @@ export interface CronRequest {
   enabled?: boolean | null
   on_run_completed?: 'keep' | 'delete' | null
   metadata?: JsonObject | null
+  /** Where each occurrence's run POSTs its outcome. */
+  webhook?: string | null
   [field: string]: unknown
 }
 
@@ -57,6 +59,7 @@ export interface CronPatch {
   enabled?: boolean | null
   on_run_completed?: 'keep' | 'delete' | null
   metadata?: JsonObject | null
+  webhook?: string | null
   [field: string]: unknown
 }
 
@@ -101,6 +104,7 @@ export class AgentCrons {
   create(context: Pick<RequestContext, 'scope' | 'publicBase'>, threadId: string | null, body: CronRequest, userId: string | null): CronView {
     const { crons, threads, runRequests, clock } = this.#o
     const assistant = runRequests.assistant(context.scope, body.assistant_id)
+    runRequests.checkWebhook(body.webhook)
     let threadSeq: number | null = null
     if (threadId !== null) {
       const thread = threads.get(context.scope, threadId)
@@ -155,6 +159,7 @@ export class AgentCrons {
   patch(scope: string, cronId: string, patch: CronPatch): CronView {
     const { crons, clock } = this.#o
     const cron = this.#find(scope, cronId)
+    this.#o.runRequests.checkWebhook(patch.webhook)
     const now = clock.now()
     const schedule = patch.schedule ?? cron.schedule
     const timezone = 'timezone' in patch ? patch.timezone ?? null : cron.timezone

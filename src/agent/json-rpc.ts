@@ -14,6 +14,10 @@ export const RPC_CODES = {
   taskNotFound: -32001,
   /** A2A: the task has ended and cannot be canceled. */
   taskNotCancelable: -32002,
+  /** A2A: the agent does not take push notification configs (its card says `pushNotifications: false`). */
+  pushNotificationNotSupported: -32003,
+  /** A2A: the operation does not apply (a message to, or a resubscription to, a task that has ended). */
+  unsupportedOperation: -32004,
 } as const
 
 /** A request refused with a JSON-RPC error; `status` is the HTTP status it goes out with. */

@@ -5,6 +5,7 @@
 
 import type { Run, RunStatus } from '../store/runs.js'
 import type { State } from './types.js'
+import { hostReason } from './webhook-hosts.js'
 
 /** Longer URLs are refused (the hosted server's default `webhooks.url.max_url_length`). */
 export const MAX_WEBHOOK_URL_LENGTH = 4096
@@ -30,17 +31,11 @@ const RELATIVE_REFUSED =
   'webhooks.url.disable_loopback to false (in langgraph.json or via LANGGRAPH_WEBHOOKS) to opt back in — only do so ' +
   'when you control the mounted routes.'
 
-/** Host names that reach this machine (what the hosted server's loopback policy covers, without a DNS lookup). */
-const LOOPBACK_NAMES: ReadonlySet<string> = new Set(['localhost', 'host.docker.internal', '0.0.0.0', '[::]', '[::1]'])
-
-function isLoopback(hostname: string): boolean {
-  const host = hostname.toLowerCase().replace(/\.$/, '')
-  return LOOPBACK_NAMES.has(host) || host.endsWith('.localhost') || /^127(\.\d{1,3}){3}$/.test(host) || /^\[::ffff:(127\.|7f)/.test(host)
-}
-
 /**
- * Why a run may not name this webhook (the `detail` of the 422), or null when it may. Relative URLs
- * (`/path`) and hosts of this machine count as loopback: allowed unless `allowLoopback` is off.
+ * Why a run may not name this webhook (the `detail` of the 422, the hosted server's sentence), or
+ * null when it may. Relative URLs (`/path`) and hosts of this machine count as loopback: allowed
+ * unless `allowLoopback` is off. Cloud metadata endpoints and Kubernetes-internal names are always
+ * refused, as on the hosted server; private ranges are not (webhook-hosts.ts).
  */
 export function webhookRefusal(url: string, allowLoopback: boolean): string | null {
   if (url.length > MAX_WEBHOOK_URL_LENGTH) return 'Webhook URL too long'
@@ -49,10 +44,11 @@ export function webhookRefusal(url: string, allowLoopback: boolean): string | nu
   const host = parsed?.hostname ?? ''
   if (!parsed || host === '') return `Invalid webhook hostname '${host}'`
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    return `Webhook host blocked: the scheme ${parsed.protocol.slice(0, -1)} is not allowed (http or https only)`
+    return `Webhook host blocked: scheme '${parsed.protocol.slice(0, -1)}' not allowed`
   }
-  if (!allowLoopback && isLoopback(host)) return `Webhook host blocked: ${host} is a loopback address`
-  return null
+  const reason = hostReason(host)
+  if (reason === undefined || (reason === 'localhost address' && allowLoopback)) return null
+  return `Webhook host blocked: ${reason}`
 }
 
 /** Where a webhook goes: a relative one to this hangar, at the base the run's client reached it at. */

@@ -3,7 +3,7 @@
 // request's envelope is read, dispatched by method, and answered as JSON or as an SSE stream.
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import type { A2AEndpoint } from '../agent/a2a.js'
 import { idOf, parseRequest, rpcError, rpcResult, RpcError, RPC_CODES, type RpcId } from '../agent/json-rpc.js'
@@ -28,6 +28,23 @@ export const a2aRoutes: FastifyPluginAsyncTypebox<A2ARoutesOptions> = async (app
   const context = (request: FastifyRequest): RequestContext =>
     ({ scope: request.agentScope, owner: request.agentUser, headers: request.headers, publicBase: publicBase(request, config.publicUrl) })
 
+  /** Answers with an SSE stream: each result as one `data:` line of a JSON-RPC response to `id`. */
+  async function streamResults(reply: FastifyReply, id: RpcId, results: AsyncGenerator<unknown>) {
+    reply.hijack()
+    const writer = new SseWriter(reply.raw, { heartbeatMs: config.heartbeatMs, headers: reply.getHeaders() as never })
+    openStreams.track(writer)
+    try {
+      for await (const result of results) {
+        if (!(await writer.sendFrame(`data: ${JSON.stringify(rpcResult(id, result))}\n\n`))) break
+      }
+    } catch (error) {
+      reply.log.error({ err: error, rpc_id: id }, 'streaming an A2A task failed')
+    } finally {
+      writer.close()
+    }
+    return reply
+  }
+
   app.get(CARD_PATH, {
     schema: {
       tags, summary: 'A2A Agent Card',
@@ -43,7 +60,7 @@ export const a2aRoutes: FastifyPluginAsyncTypebox<A2ARoutesOptions> = async (app
   app.post('/a2a/:assistant_id', {
     schema: {
       tags, summary: 'A2A JSON-RPC',
-      description: 'JSON-RPC 2.0: `message/send`, `message/stream` (SSE of JSON-RPC responses), `tasks/get`, `tasks/cancel`. `contextId` is the thread id, a task id the run id.',
+      description: 'JSON-RPC 2.0: `message/send`, `message/stream` and `tasks/resubscribe` (SSE of JSON-RPC responses), `tasks/get`, `tasks/cancel`; `tasks/pushNotificationConfig/*` answer -32003 (not supported). `contextId` is the thread id, a task id the run id; a message naming an `input-required` task resumes it.',
       params: Type.Object({ assistant_id: Type.String({ description: 'The assistant (or graph) to talk to' }) }),
       response: { 200: RpcBody, 400: RpcBody, 404: RpcBody, 409: RpcBody },
     },
@@ -56,30 +73,25 @@ export const a2aRoutes: FastifyPluginAsyncTypebox<A2ARoutesOptions> = async (app
       const assistant = a2a.assistant(request.agentScope, request.params.assistant_id)
       switch (rpc.method) {
         case 'message/send': {
-          const { run, blocking } = a2a.start(context(request), assistant, rpc.params)
-          if (blocking) await a2a.settle(run)
-          return rpcResult(id, await a2a.task(run))
+          const started = await a2a.start(context(request), assistant, rpc.params)
+          if (started.blocking) await a2a.settle(started.run)
+          return rpcResult(id, await a2a.task(started.task))
         }
         case 'message/stream': {
-          const { run, message } = a2a.start(context(request), assistant, rpc.params)
-          reply.hijack()
-          const writer = new SseWriter(reply.raw, { heartbeatMs: config.heartbeatMs, headers: reply.getHeaders() as never })
-          openStreams.track(writer)
-          try {
-            for await (const result of a2a.stream(run, message)) {
-              if (!(await writer.sendFrame(`data: ${JSON.stringify(rpcResult(id, result))}\n\n`))) break
-            }
-          } catch (error) {
-            reply.log.error({ err: error, run_id: run.run_id }, 'streaming an A2A task failed')
-          } finally {
-            writer.close()
-          }
-          return reply
+          const started = await a2a.start(context(request), assistant, rpc.params)
+          return streamResults(reply, id, a2a.stream(started))
         }
+        case 'tasks/resubscribe':
+          return streamResults(reply, id, await a2a.resubscribe(request.agentScope, rpc.params))
         case 'tasks/get':
           return rpcResult(id, await a2a.get(request.agentScope, rpc.params))
         case 'tasks/cancel':
           return rpcResult(id, await a2a.cancel(request.agentScope, rpc.params))
+        case 'tasks/pushNotificationConfig/set':
+        case 'tasks/pushNotificationConfig/get':
+        case 'tasks/pushNotificationConfig/list':
+        case 'tasks/pushNotificationConfig/delete':
+          return a2a.pushNotificationConfig()
         default:
           throw new RpcError(RPC_CODES.methodNotFound, `Method not found: ${rpc.method}`)
       }
