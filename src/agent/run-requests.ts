@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto'
 import { v7 as uuid7 } from 'uuid'
 import type { Clock } from '../clock.js'
-import { withOwner } from '../domain/agent-users.js'
+import { withOwner, type AuthUser } from '../domain/agent-users.js'
 import { NotFound, Unprocessable } from '../domain/errors.js'
 import type { RunCreate } from '../schemas/agent.js'
 import type { Assistant, AssistantRepository } from '../store/assistants.js'
@@ -37,7 +37,7 @@ export interface RequestContext {
   /** The base URL the client reached hangar at (for the URLs a run hands out). */
   publicBase: string
   /** The agent server's user the request acts as (`HANGAR_AGENT_AUTH=users`): the owner of threads it creates. */
-  owner?: string
+  user?: AuthUser | null
 }
 
 export const threadNotFound = (id: string) => new NotFound(`Thread with ID ${id} not found`)
@@ -185,11 +185,12 @@ export class RunRequests {
 
   #start(context: RequestContext, threadId: string | null, body: RunCreate, assistant: Assistant, extra: Partial<RunKwargs> = {}): Run {
     const { threads, executor, clock } = this.#o
+    const user = context.user ?? null
     let thread: Thread | undefined
-    if (threadId === null) thread = threads.create(context.scope, randomUUID(), withOwner(context.owner ?? '', {}))
+    if (threadId === null) thread = threads.create(context.scope, randomUUID(), withOwner(user, {}))
     else {
       thread = threads.get(context.scope, threadId)
-      if (!thread && body.if_not_exists === 'create') thread = threads.create(context.scope, threadId, withOwner(context.owner ?? '', {}))
+      if (!thread && body.if_not_exists === 'create') thread = threads.create(context.scope, threadId, withOwner(user, {}))
       if (!thread) throw threadNotFound(threadId)
     }
     thread = threads.patchMetadata(thread, { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id })

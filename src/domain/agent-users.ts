@@ -16,6 +16,10 @@ const AgentUser = Type.Object({
   permissions: Type.Optional(Type.Array(Type.String())),
 })
 export type AgentUser = Static<typeof AgentUser>
+/** A user as a request acts as it: everything but its token. */
+export type AuthUser = Omit<AgentUser, 'token'>
+/** Who a request acts as: a user, or nobody in particular (null: not in users mode). */
+export type Caller = Pick<AuthUser, 'identity'> | null
 const checkUsers = compile(Type.Array(AgentUser, { minItems: 1 }))
 
 /** The metadata key that names a thread's owner (the one LangGraph's custom auth examples use). */
@@ -64,16 +68,16 @@ export function loadAgentUsers(config: Pick<Config, 'agentAuth' | 'agentUsers'>)
   return new AgentUsers(list)
 }
 
-/** Whether `owner` (the request's user; '' when there are no users) may see the thread: its own, or any without users. */
-export const ownsThread = (owner: string, metadata: Record<string, unknown>): boolean => owner === '' || metadata[OWNER] === owner
+/** Whether the caller may see a thread (or whatever has this metadata): its own, or anything when there are no users. */
+export const owns = (caller: Caller, metadata: Record<string, unknown>): boolean => caller === null || metadata[OWNER] === caller.identity
 
 /**
- * The metadata a user's new thread gets, and the filter of a user's search: the client's, with the
- * owner over it (as LangGraph's handler does); unchanged without users.
+ * The metadata a user's new thread gets, and the filter of a user's search: the client's,
+ * with the owner over it (as LangGraph's handler does); unchanged without users.
  */
-export const withOwner = <M extends Record<string, unknown> | null | undefined>(owner: string, metadata: M): M | Record<string, unknown> =>
-  owner === '' ? metadata : { ...metadata, [OWNER]: owner }
+export const withOwner = <M extends Record<string, unknown> | null | undefined>(caller: Caller, metadata: M): M | Record<string, unknown> =>
+  caller === null ? metadata : { ...metadata, [OWNER]: caller.identity }
 
 /** Whether a user's search asks for another owner's threads: the filter and the owner together match nothing. */
-export const asksForOthers = (owner: string, metadata: Record<string, unknown> | null | undefined): boolean =>
-  owner !== '' && metadata != null && OWNER in metadata && metadata[OWNER] !== owner
+export const asksForOthers = (caller: Caller, metadata: Record<string, unknown> | null | undefined): boolean =>
+  caller !== null && metadata != null && OWNER in metadata && metadata[OWNER] !== caller.identity
