@@ -1,12 +1,23 @@
-// The agent server's gate: who a request is (HANGAR_AGENT_AUTH) and which threads it may reach.
+// The agent server's gate: who a request is (HANGAR_AGENT_AUTH), what a user may do (its
+// permissions, per the auth event each route raises) and which threads it may reach (its own).
 
-import type { FastifyRequest, onRequestHookHandler, preHandlerHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler, onRouteHookHandler, preHandlerHookHandler } from 'fastify'
+import { eventsOf, ROUTE_EVENTS, type EventRule } from './agent/auth-events.js'
 import { threadNotFound } from './agent/run-requests.js'
 import { bearerOf, credentialOf, first } from './auth.js'
 import type { Config } from './config.js'
+import { permits } from './domain/agent-permissions.js'
 import { owns, type AgentUsers } from './domain/agent-users.js'
+import { Forbidden } from './domain/errors.js'
 import { ApiError } from './errors.js'
 import type { ThreadRepository } from './store/threads.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The auth events a request to the route raises (set for every agent-server route by `authorizeByEvent`). */
+    authEvents?: EventRule
+  }
+}
 
 /**
  * The agent server's gate, as `HANGAR_AGENT_AUTH` says:
@@ -39,8 +50,35 @@ export function agentServerAuth(config: Pick<Config, 'apiKeys' | 'auth' | 'agent
 }
 
 /**
+ * A user's permissions, checked against the auth events of the route (agent/auth-events.ts): a
+ * refused request is 403 `Forbidden` and nothing of it is done. Installs an `onRoute` hook that
+ * gives each route of `scope` its events — a route the table does not list stops start-up — and a
+ * `preHandler` that checks them: after validation (a 422 comes first, as on the real server, whose
+ * handler authorizes after parsing the body) and before the owner filter (as the real server's
+ * handler refuses before it looks anything up).
+ */
+export function authorizeByEvent(scope: FastifyInstance): void {
+  const attach: onRouteHookHandler = (route) => {
+    for (const method of [route.method].flat()) {
+      const rule = ROUTE_EVENTS.get(`${method} ${route.routePath}`)
+      if (rule === undefined) throw new Error(`agent-auth: ${method} ${route.routePath} raises no auth event: list it in src/agent/auth-events.ts`)
+      route.config = { ...route.config, authEvents: rule }
+    }
+  }
+  const check: preHandlerHookHandler = (request, _reply, done) => {
+    const rule = request.routeOptions.config.authEvents
+    const user = request.agentUser
+    if (user === null || rule === undefined) return done()
+    if (!eventsOf(rule, request.body).every((event) => permits(user.permissions, event))) return done(new Forbidden())
+    done()
+  }
+  scope.addHook('onRoute', attach)
+  scope.addHook('preHandler', check)
+}
+
+/**
  * In `users` mode, a route about one thread (`/threads/{thread_id}/…`: the thread, its state,
- * history, runs and streams) answers 404 `Thread with ID … not found` for another user's
+ * history, runs, streams and crons) answers 404 `Thread with ID … not found` for another user's
  * thread, as LangGraph's owner filter does: the thread is not there for them. Runs in `preHandler`,
  * after the parameters are validated.
  */

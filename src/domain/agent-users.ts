@@ -2,13 +2,15 @@
 // that user may see. As a LangGraph custom auth handler does (`@auth.authenticate` returning an
 // identity; `@auth.on.threads` adding `owner` metadata on create and filtering every read by it),
 // a thread created by a user carries `metadata.owner = identity`, and another user's thread is not
-// found. Assistants and the store are shared by every user.
+// found. Assistants and the store are shared by every user. What each user may do at all is its
+// `permissions` (agent-permissions.ts).
 
 import { readFileSync } from 'node:fs'
 import { Type, type Static } from '@sinclair/typebox'
 import { ConfigError, settingName, type Config } from '../config.js'
 import { compile, INVALID } from '../validation/pydantic.js'
 import type { PydanticError } from '../validation/pydantic-error.js'
+import { isPermission, PERMISSION_FORMS } from './agent-permissions.js'
 
 const AgentUser = Type.Object({
   token: Type.String({ minLength: 1 }),
@@ -63,6 +65,10 @@ export function loadAgentUsers(config: Pick<Config, 'agentAuth' | 'agentUsers'>)
     throw new ConfigError(`${setting}: the users file ${config.agentUsers}: ${where}: ${errors[0].msg}`)
   }
   const list = users as AgentUser[]
+  for (const [i, user] of list.entries()) {
+    const unknown = user.permissions?.find((permission) => !isPermission(permission))
+    if (unknown !== undefined) throw new ConfigError(`${setting}: the users file ${config.agentUsers}: [${i}].permissions: '${unknown}' is not a permission hangar knows; use ${PERMISSION_FORMS}`)
+  }
   const twice = list.find((user, i) => list.findIndex((other) => other.token === user.token) !== i)
   if (twice) throw new ConfigError(`${setting}: the users file ${config.agentUsers}: users '${list.find((u) => u.token === twice.token)!.identity}' and '${twice.identity}' have the same token`)
   return new AgentUsers(list)

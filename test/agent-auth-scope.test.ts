@@ -1,0 +1,135 @@
+// HANGAR_AGENT_AUTH=users beyond who a token is: what each user may do (its permissions, per the
+// LangGraph auth event each route raises; 403 `Forbidden` otherwise), driven by the official JS
+// SDK over a real listening hangar, and by raw requests where a body must be read exactly.
+
+import { join } from 'node:path'
+import t, { type Test } from 'tap'
+import { Client } from '@langchain/langgraph-sdk'
+import type { Config } from '../src/config.js'
+import { ROUTE_EVENTS } from '../src/agent/auth-events.js'
+import { permits } from '../src/domain/agent-permissions.js'
+import { serveApp } from './helpers.js'
+
+const USERS = [
+  { token: 'alice-token', identity: 'alice' },
+  { token: 'bob-token', identity: 'bob' },
+  // May create and read threads, and read assistants and crons: no runs, no changes, no store but reads.
+  { token: 'carol-token', identity: 'carol', permissions: ['threads:create', 'threads:read', 'threads:search', 'assistants:read', 'crons:read', 'store:get'] },
+  { token: 'dave-token', identity: 'dave', permissions: [] },
+  { token: 'erin-token', identity: 'erin', permissions: ['threads:*', '*:read', 'store:*'] },
+]
+const FORBIDDEN = { status: 403, body: { detail: 'Forbidden' } }
+const hello = (content: string) => ({ messages: [{ role: 'user', content }] })
+const NEW_THREAD = '4f7a3c2e-8b1d-4e6f-9a0c-5d2b7e1f3a94'
+
+async function serve(t: Test, config: Partial<Config> = {}) {
+  const agentUsers = join(t.testdir({ 'users.json': JSON.stringify(USERS) }), 'users.json')
+  const served = await serveApp(t, { agentAuth: 'users', agentUsers, revisionSpeed: 'instant', ...config })
+  return { ...served, ...usersAt(served.base) }
+}
+
+/** The users' SDK clients and raw requests against the agent server at `apiUrl`. */
+function usersAt(apiUrl: string) {
+  const as = (token: string) => new Client({ apiUrl, apiKey: null, defaultHeaders: { authorization: `Bearer ${token}` }, callerOptions: { maxRetries: 0 } })
+  /** A raw request as the user with this token: status and parsed body (undefined when empty). */
+  const call = async (token: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const response = await fetch(`${apiUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    })
+    const text = await response.text()
+    return { status: response.status, body: text === '' ? undefined : JSON.parse(text) }
+  }
+  return { alice: as('alice-token'), bob: as('bob-token'), carol: as('carol-token'), erin: as('erin-token'), call }
+}
+
+/** A JSON-RPC request to the A2A or MCP endpoint. */
+const rpc = (method: string, params: Record<string, unknown> = {}) => ({ jsonrpc: '2.0', id: 1, method, params })
+const MCP_HEADERS = { accept: 'application/json, text/event-stream' }
+const a2aMessage = (text: string, contextId?: string) =>
+  rpc('message/send', { message: { role: 'user', messageId: `m-${text}`, parts: [{ kind: 'text', text }], ...(contextId ? { contextId } : {}) } })
+
+t.test('permissions: an event, resource:*, *:action and * allow it; no list allows everything, an empty one nothing', async (t) => {
+  t.ok(permits(['threads:read'], 'threads:read'))
+  t.notOk(permits(['threads:read'], 'threads:update'))
+  t.ok(permits(['threads:*'], 'threads:create_run'))
+  t.notOk(permits(['threads:*'], 'crons:read'))
+  t.ok(permits(['*:read'], 'assistants:read'))
+  t.notOk(permits(['*:read'], 'assistants:search'))
+  t.ok(permits(['*'], 'store:list_namespaces'))
+  t.ok(permits(undefined, 'store:put'), 'no permissions at all: everything')
+  t.notOk(permits([], 'threads:read'), 'an empty list: nothing')
+})
+
+t.test('the auth events table lists only routes hangar serves', async (t) => {
+  const { call } = await serve(t)
+  const doc = (await call('alice-token', 'GET', '/openapi.json')).body as { paths: Record<string, Record<string, unknown>> }
+  for (const route of ROUTE_EVENTS.keys()) {
+    const [method, path] = route.split(' ')
+    t.ok(doc.paths[path.replace(/:(\w+)/g, '{$1}')]?.[method.toLowerCase()], `${route} is served`)
+  }
+})
+
+t.test('a user without the permission an action needs gets 403 Forbidden, and nothing of the action is done', async (t) => {
+  const { carol, bob, call } = await serve(t)
+  const thread = await carol.threads.create({ metadata: { topic: 'mine' } })
+  t.equal(thread.metadata?.owner, 'carol', 'threads:create: her thread is made, and hers')
+  const tid = thread.thread_id
+
+  t.same(await call('carol-token', 'POST', `/threads/${tid}/runs/wait`, { assistant_id: 'agent', input: hello('hi') }), FORBIDDEN, 'a run needs threads:create_run')
+  t.same(await carol.runs.list(tid), [], 'no run was created')
+  t.same(await call('carol-token', 'POST', '/runs/wait', { assistant_id: 'agent', input: hello('hi') }), FORBIDDEN, 'a stateless run needs it too')
+  t.same(await call('carol-token', 'POST', `/threads/${NEW_THREAD}/runs/wait`, { assistant_id: 'agent', input: hello('hi'), if_not_exists: 'create' }), FORBIDDEN)
+  t.equal((await call('carol-token', 'GET', `/threads/${NEW_THREAD}`)).status, 404, 'a refused run on a new thread leaves no thread behind')
+
+  t.same(await call('carol-token', 'PATCH', `/threads/${tid}`, { metadata: { topic: 'changed' } }), FORBIDDEN, 'threads:update')
+  t.same(await call('carol-token', 'DELETE', `/threads/${tid}`), FORBIDDEN, 'threads:delete')
+  t.same((await carol.threads.get(tid)).metadata, { topic: 'mine', owner: 'carol' }, 'the thread is there, unchanged')
+
+  t.same(await call('carol-token', 'POST', `/threads/${tid}/runs/crons`, { assistant_id: 'agent', schedule: '0 9 * * *' }), FORBIDDEN, 'crons:create')
+  t.same(await call('carol-token', 'POST', '/runs/crons/search', {}), FORBIDDEN, 'crons:search')
+  t.same(await call('carol-token', 'PUT', '/store/items', { namespace: ['carol', 'notes'], key: 'k', value: { a: 1 } }), FORBIDDEN, 'store:put, even in her own namespace')
+  t.same(await call('carol-token', 'GET', '/store/items?namespace=carol.notes&key=k'), { status: 200, body: null }, 'store:get is hers')
+  t.same(await call('carol-token', 'POST', '/assistants/search', {}), FORBIDDEN, 'assistants:search')
+  t.equal((await carol.assistants.get('agent')).graph_id, 'agent', 'assistants:read is hers')
+  await t.rejects(carol.runs.wait(tid, 'agent', { input: hello('hi') }), /HTTP 403/, 'the SDK sees the 403')
+
+  t.equal((await call('carol-token', 'POST', `/threads/${tid}/runs/wait`, { input: hello('no assistant') })).status, 422, 'a body that fails validation is a 422 first, as the real server validates before it authorizes')
+  const bobs = await bob.threads.create()
+  t.same(await call('carol-token', 'PATCH', `/threads/${bobs.thread_id}`, { metadata: {} }), FORBIDDEN, 'refused before any thread is looked up: 403, not 404')
+  t.equal((await call('carol-token', 'GET', `/threads/${bobs.thread_id}`)).status, 404, 'allowed to read, she still does not find another user\'s thread')
+})
+
+t.test('an empty permission list allows nothing; a refused create leaves no thread, and /info and /ok stay open', async (t) => {
+  const { alice, call } = await serve(t)
+  t.same(await call('dave-token', 'POST', '/threads', { thread_id: NEW_THREAD }), FORBIDDEN)
+  t.same(await call('dave-token', 'GET', '/assistants/agent'), FORBIDDEN)
+  t.equal((await alice.threads.create({ threadId: NEW_THREAD })).thread_id, NEW_THREAD, 'the id is free: nothing of dave\'s create was written')
+  t.equal((await call('dave-token', 'GET', '/info')).status, 200, '/info')
+  t.equal((await call('dave-token', 'GET', '/ok')).status, 200, '/ok')
+})
+
+t.test('wildcards: threads:* allows every thread action, *:read every read', async (t) => {
+  const { erin, call } = await serve(t)
+  const thread = await erin.threads.create()
+  const result = await erin.runs.wait(thread.thread_id, 'agent', { input: hello('from erin') }) as { messages: { content: string }[] }
+  t.equal(result.messages.at(-1)?.content, 'from erin', 'threads:create_run')
+  await erin.threads.update(thread.thread_id, { metadata: { done: true } })
+  t.equal((await erin.assistants.get('agent')).graph_id, 'agent', 'assistants:read through *:read')
+  t.equal((await call('erin-token', 'GET', `/runs/crons/${NEW_THREAD}`)).status, 404, 'crons:read through *:read: allowed, and not found')
+  t.same(await call('erin-token', 'POST', '/assistants/search', {}), FORBIDDEN, '*:read is not a search')
+  t.same(await call('erin-token', 'POST', '/runs/crons', { assistant_id: 'agent', schedule: '0 9 * * *' }), FORBIDDEN, 'nor a create')
+  await erin.store.putItem(['erin', 'notes'], 'k', { a: 1 })
+})
+
+t.test('A2A and MCP are authorized by the JSON-RPC method a request carries', async (t) => {
+  const { call } = await serve(t)
+  t.same(await call('carol-token', 'POST', '/a2a/agent', a2aMessage('hi')), FORBIDDEN, 'message/send is a run: threads:create_run')
+  const unknownTask = await call('carol-token', 'POST', '/a2a/agent', rpc('tasks/get', { id: NEW_THREAD }))
+  t.same([unknownTask.status, unknownTask.body.error.code], [404, -32001], 'tasks/get is a read: allowed, and not found')
+  t.equal((await call('carol-token', 'GET', '/.well-known/agent-card.json?assistant_id=agent')).status, 200, 'the agent card is an assistant read')
+  t.same(await call('carol-token', 'POST', '/mcp/', rpc('tools/list'), MCP_HEADERS), FORBIDDEN, 'tools/list is an assistants search')
+  t.same(await call('carol-token', 'POST', '/mcp/', rpc('ping'), MCP_HEADERS), { status: 200, body: { jsonrpc: '2.0', id: 1, result: {} } }, 'ping needs nothing')
+  t.same(await call('carol-token', 'POST', '/mcp/', rpc('tools/call', { name: 'agent', arguments: hello('hi') }), MCP_HEADERS), FORBIDDEN, 'tools/call is a run')
+})
