@@ -133,3 +133,32 @@ t.test('A2A and MCP are authorized by the JSON-RPC method a request carries', as
   t.same(await call('carol-token', 'POST', '/mcp/', rpc('ping'), MCP_HEADERS), { status: 200, body: { jsonrpc: '2.0', id: 1, result: {} } }, 'ping needs nothing')
   t.same(await call('carol-token', 'POST', '/mcp/', rpc('tools/call', { name: 'agent', arguments: hello('hi') }), MCP_HEADERS), FORBIDDEN, 'tools/call is a run')
 })
+
+t.test('a user\'s run carries the user in its config — never its token — and the client cannot pose as another', async (t) => {
+  const { alice, erin } = await serve(t)
+  const thread = await erin.threads.create()
+  await erin.runs.wait(thread.thread_id, 'agent', {
+    input: hello('who am i'),
+    config: { configurable: { langgraph_auth_user_id: 'mallory', langgraph_auth_user: { identity: 'mallory' }, langgraph_auth_permissions: ['*'] } },
+  })
+  const [run] = await erin.runs.list(thread.thread_id)
+  const configurable = (run as unknown as { kwargs: { config: { configurable: Record<string, unknown> } } }).kwargs.config.configurable
+  const permissions = ['threads:*', '*:read', 'store:*']
+  t.same(configurable.langgraph_auth_user, { identity: 'erin', display_name: 'erin', is_authenticated: true, permissions }, 'the user, as applyAuthToRunConfig stamps it')
+  t.equal(configurable.langgraph_auth_user_id, 'erin')
+  t.same(configurable.langgraph_auth_permissions, permissions)
+  t.notMatch(JSON.stringify(run), /erin-token/, 'the token is nowhere in the run')
+  t.notMatch(JSON.stringify(await erin.threads.get(thread.thread_id)), /erin-token/, 'nor in the thread')
+
+  const history = await erin.threads.getHistory(thread.thread_id)
+  t.ok(history.length > 0)
+  for (const state of history) {
+    t.notOk(Object.keys(state.metadata ?? {}).some((key) => key.startsWith('langgraph_auth_')), 'checkpoint metadata leaves the user out, as LangGraph leaves out configurable keys naming auth')
+  }
+
+  const own = await alice.threads.create()
+  await alice.runs.wait(own.thread_id, 'agent', { input: hello('me') })
+  const [alices] = await alice.runs.list(own.thread_id)
+  t.same((alices as unknown as { kwargs: { config: { configurable: Record<string, unknown> } } }).kwargs.config.configurable.langgraph_auth_permissions, [],
+    'a user the file gives no permissions has an empty list, as the real server normalizes it')
+})

@@ -87,3 +87,17 @@ export const withOwner = <M extends Record<string, unknown> | null | undefined>(
 /** Whether a user's search asks for another owner's threads: the filter and the owner together match nothing. */
 export const asksForOthers = (caller: Caller, metadata: Record<string, unknown> | null | undefined): boolean =>
   caller !== null && metadata != null && OWNER in metadata && metadata[OWNER] !== caller.identity
+
+/**
+ * What a user's run gets in `config.configurable`, as the real server's `applyAuthToRunConfig`
+ * stamps it: the user (never its token), its identity and its permissions (an empty list when the
+ * file gives none, as the real server normalizes a user without permissions).
+ */
+export function authConfigurable(user: AuthUser): Record<string, unknown> {
+  const permissions = user.permissions ?? []
+  return {
+    langgraph_auth_user: { identity: user.identity, display_name: user.identity, is_authenticated: true, permissions },
+    langgraph_auth_user_id: user.identity,
+    langgraph_auth_permissions: permissions,
+  }
+}
