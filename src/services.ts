@@ -230,7 +230,7 @@ function wire({ config, clock, log, startedAt, fixtures, engine, db, agentUsers 
   // Crons fire over the clock from boot on; a reset or import looks again at what is scheduled (an
   // imported cron's missed occurrences fire, as after a restart); shutdown stops the scheduler first.
   const cronRepository = new CronRepository(db)
-  const cronScheduler = new CronScheduler({ crons: cronRepository, clock, log, transaction, fire: (cron) => runOccurrence(runRequests, cron) })
+  const cronScheduler = new CronScheduler({ crons: cronRepository, clock, log, transaction, fire: (cron) => runOccurrence(runRequests, cron, agentUsers) })
   const crons = new AgentCrons({ crons: cronRepository, threads, runRequests, clock, onChange: () => cronScheduler.sweep() })
   stateful.register({ afterReset: () => void cronScheduler.sweep(), shutdown: async () => cronScheduler.stop() })
   cronScheduler.sweep()

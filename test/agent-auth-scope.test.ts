@@ -1,6 +1,7 @@
 // HANGAR_AGENT_AUTH=users beyond who a token is: what each user may do (its permissions, per the
-// LangGraph auth event each route raises; 403 `Forbidden` otherwise), driven by the official JS
-// SDK over a real listening hangar, and by raw requests where a body must be read exactly.
+// LangGraph auth event each route raises; 403 `Forbidden` otherwise), and what each user reaches
+// (its own threads and crons), driven by the official JS SDK over a real listening hangar, and by
+// raw requests where a body must be read exactly. Crons fire on the manual clock.
 
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
@@ -8,7 +9,7 @@ import { Client } from '@langchain/langgraph-sdk'
 import type { Config } from '../src/config.js'
 import { ROUTE_EVENTS } from '../src/agent/auth-events.js'
 import { permits } from '../src/domain/agent-permissions.js'
-import { serveApp } from './helpers.js'
+import { serveApp, until } from './helpers.js'
 
 const USERS = [
   { token: 'alice-token', identity: 'alice' },
@@ -18,6 +19,7 @@ const USERS = [
   { token: 'dave-token', identity: 'dave', permissions: [] },
   { token: 'erin-token', identity: 'erin', permissions: ['threads:*', '*:read', 'store:*'] },
 ]
+const HOUR = 3_600_000
 const FORBIDDEN = { status: 403, body: { detail: 'Forbidden' } }
 const hello = (content: string) => ({ messages: [{ role: 'user', content }] })
 const NEW_THREAD = '4f7a3c2e-8b1d-4e6f-9a0c-5d2b7e1f3a94'
@@ -161,4 +163,38 @@ t.test('a user\'s run carries the user in its config — never its token — and
   const [alices] = await alice.runs.list(own.thread_id)
   t.same((alices as unknown as { kwargs: { config: { configurable: Record<string, unknown> } } }).kwargs.config.configurable.langgraph_auth_permissions, [],
     'a user the file gives no permissions has an empty list, as the real server normalizes it')
+})
+
+t.test('crons are their creator\'s: another user finds none of them, and their runs act as the creator', async (t) => {
+  const { alice, bob, call, clock } = await serve(t)
+  const thread = await alice.threads.create()
+  const onThread = await alice.crons.createForThread(thread.thread_id, 'agent', { schedule: '0 9 * * *', input: hello('morning'), metadata: { team: 'ops', owner: 'bob' } }) as unknown as { cron_id: string; user_id: string; metadata: Record<string, unknown> }
+  t.same([onThread.user_id, onThread.metadata], ['alice', { team: 'ops', owner: 'alice' }], 'the cron is alice\'s, whatever owner the client sent')
+  const stateless = await alice.crons.create('agent', { schedule: '0 9 * * *', input: hello('stateless'), onRunCompleted: 'keep' }) as unknown as { cron_id: string }
+  const bobs = await bob.crons.create('agent', { schedule: '0 12 * * *' }) as unknown as { cron_id: string }
+
+  t.same((await alice.crons.search()).map((c) => c.cron_id).sort(), [onThread.cron_id, stateless.cron_id].sort(), 'alice finds hers')
+  t.same((await bob.crons.search()).map((c) => c.cron_id), [bobs.cron_id], 'bob finds his only')
+  t.same(await bob.crons.search({ metadata: { owner: 'alice' } }), [], 'asking for alice\'s finds nothing')
+  t.equal(await bob.crons.count(), 1)
+  t.equal(await alice.crons.count({ metadata: { team: 'ops' } }), 1)
+  const notFound = { status: 404, body: { detail: `Cron with ID ${onThread.cron_id} not found` } }
+  t.same(await call('bob-token', 'GET', `/runs/crons/${onThread.cron_id}`), notFound, 'get')
+  t.same(await call('bob-token', 'PATCH', `/runs/crons/${onThread.cron_id}`, { enabled: false }), notFound, 'patch')
+  t.same(await call('bob-token', 'DELETE', `/runs/crons/${onThread.cron_id}`), notFound, 'delete')
+  t.same(await call('bob-token', 'POST', `/threads/${thread.thread_id}/runs/crons`, { assistant_id: 'agent', schedule: '0 9 * * *' }),
+    { status: 404, body: { detail: `Thread with ID ${thread.thread_id} not found` } }, 'a cron on alice\'s thread: her thread is not there for bob')
+  const patched = await call('alice-token', 'PATCH', `/runs/crons/${onThread.cron_id}`, { metadata: { owner: 'bob' } })
+  t.equal(patched.body.metadata.owner, 'alice', 'a patch cannot hand the cron over')
+
+  const threadsBefore = await alice.threads.count()
+  clock.advance(10 * HOUR)
+  await until(async () => (await alice.runs.list(thread.thread_id)).some((run) => run.status === 'success'), 'the thread cron\'s run has finished')
+  const [fired] = await alice.runs.list(thread.thread_id)
+  const configurable = (fired as unknown as { kwargs: { config: { configurable: Record<string, unknown> } } }).kwargs.config.configurable
+  t.equal(configurable.langgraph_auth_user_id, 'alice', 'the run a cron fires acts as its creator')
+  await until(async () => (await alice.threads.count()) === threadsBefore + 1, 'the stateless cron\'s kept thread is alice\'s')
+  const kept = (await alice.threads.search({ limit: 1 }))[0]
+  t.equal(kept.metadata?.owner, 'alice')
+  await t.rejects(bob.threads.get(kept.thread_id), /HTTP 404/, 'and not bob\'s to see')
 })

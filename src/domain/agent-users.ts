@@ -1,8 +1,8 @@
-// The agent server's users (`HANGAR_AGENT_AUTH=users`): who a Bearer token is, and which threads
-// that user may see. As a LangGraph custom auth handler does (`@auth.authenticate` returning an
-// identity; `@auth.on.threads` adding `owner` metadata on create and filtering every read by it),
-// a thread created by a user carries `metadata.owner = identity`, and another user's thread is not
-// found. Assistants and the store are shared by every user. What each user may do at all is its
+// The agent server's users (`HANGAR_AGENT_AUTH=users`): who a Bearer token is, and what that user
+// may see. As a LangGraph custom auth handler does (`@auth.authenticate` returning an identity; an
+// `on("*")` handler adding `owner` metadata on create and filtering every read by it), a thread or
+// cron created by a user carries `metadata.owner = identity`, and another user's is not found.
+// Assistants and the store are shared by every user. What each user may do at all is its
 // `permissions` (agent-permissions.ts).
 
 import { readFileSync } from 'node:fs'
@@ -39,6 +39,17 @@ export class AgentUsers {
   byToken(token: string): AgentUser | undefined {
     return this.#byToken.get(token)
   }
+
+  /**
+   * Whom something done later on a user's behalf (a cron's runs) acts as: the first user of the
+   * file with that identity, or (none has it any more) the identity with no permissions.
+   */
+  actingAs(identity: string): AuthUser {
+    const user = [...this.#byToken.values()].find((each) => each.identity === identity)
+    if (!user) return { identity, permissions: [] }
+    const { token: _token, ...rest } = user
+    return rest
+  }
 }
 
 /**
@@ -74,17 +85,17 @@ export function loadAgentUsers(config: Pick<Config, 'agentAuth' | 'agentUsers'>)
   return new AgentUsers(list)
 }
 
-/** Whether the caller may see a thread (or whatever has this metadata): its own, or anything when there are no users. */
+/** Whether the caller may see what has this metadata: its own, or anything when there are no users. */
 export const owns = (caller: Caller, metadata: Record<string, unknown>): boolean => caller === null || metadata[OWNER] === caller.identity
 
 /**
- * The metadata a user's new thread gets, and the filter of a user's search: the client's,
+ * The metadata a user's new thread or cron gets, and the filter of a user's search: the client's,
  * with the owner over it (as LangGraph's handler does); unchanged without users.
  */
 export const withOwner = <M extends Record<string, unknown> | null | undefined>(caller: Caller, metadata: M): M | Record<string, unknown> =>
   caller === null ? metadata : { ...metadata, [OWNER]: caller.identity }
 
-/** Whether a user's search asks for another owner's threads: the filter and the owner together match nothing. */
+/** Whether a user's search asks for another owner's: the filter and the owner together match nothing. */
 export const asksForOthers = (caller: Caller, metadata: Record<string, unknown> | null | undefined): boolean =>
   caller !== null && metadata != null && OWNER in metadata && metadata[OWNER] !== caller.identity
 
