@@ -1,6 +1,6 @@
 // HANGAR_AGENT_AUTH=users beyond who a token is: what each user may do (its permissions, per the
 // LangGraph auth event each route raises; 403 `Forbidden` otherwise), and what each user reaches
-// (its own threads and crons), driven by the official JS SDK over a real listening hangar, and by
+// (its own threads, crons and store namespaces), driven by the official JS SDK over a real listening hangar, and by
 // raw requests where a body must be read exactly. Crons fire on the manual clock.
 
 import { join } from 'node:path'
@@ -197,4 +197,27 @@ t.test('crons are their creator\'s: another user finds none of them, and their r
   const kept = (await alice.threads.search({ limit: 1 }))[0]
   t.equal(kept.metadata?.owner, 'alice')
   await t.rejects(bob.threads.get(kept.thread_id), /HTTP 404/, 'and not bob\'s to see')
+})
+
+t.test('the store: a user reaches only namespaces that start with its identity; a graph\'s own store steps are unaffected', async (t) => {
+  const { alice, bob, call } = await serve(t)
+  await alice.store.putItem(['alice', 'notes'], 'k', { text: 'mine' })
+  t.same((await alice.store.getItem(['alice', 'notes'], 'k'))?.value, { text: 'mine' })
+  await bob.store.putItem(['bob', 'notes'], 'k', { text: 'his' })
+
+  t.same(await call('alice-token', 'PUT', '/store/items', { namespace: ['bob', 'notes'], key: 'k', value: { text: 'taken' } }), FORBIDDEN, 'put')
+  t.same(await call('alice-token', 'GET', '/store/items?namespace=bob.notes&key=k'), FORBIDDEN, 'get')
+  t.same(await call('alice-token', 'DELETE', '/store/items', { namespace: ['bob', 'notes'], key: 'k' }), FORBIDDEN, 'delete')
+  t.same(await call('alice-token', 'POST', '/store/items/search', { namespace_prefix: ['bob'] }), FORBIDDEN, 'search under bob')
+  t.same(await call('alice-token', 'POST', '/store/items/search', { namespace_prefix: [] }), FORBIDDEN, 'search of everything')
+  t.equal((await call('alice-token', 'PUT', '/store/items', { namespace: ['bob', 'a.b'], key: 'k', value: {} })).status, 422, 'a bad label is a 422 first, as on the real server')
+  t.same((await bob.store.getItem(['bob', 'notes'], 'k'))?.value, { text: 'his' }, 'bob\'s item is as he left it')
+
+  t.same((await alice.store.searchItems(['alice'])).items.map((item) => item.namespace), [['alice', 'notes']])
+  t.same((await alice.store.listNamespaces()).namespaces, [['alice', 'notes']], 'namespaces: hers only')
+  t.same((await alice.store.listNamespaces({ prefix: ['bob'] })).namespaces, [], 'bob\'s prefix lists nothing')
+
+  const thread = await alice.threads.create()
+  const result = await alice.runs.wait(thread.thread_id, 'memory_agent', { input: hello('remember the milk') }) as { messages: { content: string }[] }
+  t.equal(result.messages.at(-1)?.content, 'I will remember that.', 'the graph writes under ["memories"], its own namespace, as a graph may')
 })

@@ -1,9 +1,10 @@
 // The agent server's users (`HANGAR_AGENT_AUTH=users`): who a Bearer token is, and what that user
 // may see. As a LangGraph custom auth handler does (`@auth.authenticate` returning an identity; an
 // `on("*")` handler adding `owner` metadata on create and filtering every read by it), a thread or
-// cron created by a user carries `metadata.owner = identity`, and another user's is not found.
-// Assistants and the store are shared by every user. What each user may do at all is its
-// `permissions` (agent-permissions.ts).
+// cron created by a user carries `metadata.owner = identity`, and another user's is not found. The
+// store is scoped by namespace instead (the documented `on("store")` handler): a user's namespaces
+// are those whose first label is its identity. Assistants are shared by every user. What each user
+// may do at all is its `permissions` (agent-permissions.ts).
 
 import { readFileSync } from 'node:fs'
 import { Type, type Static } from '@sinclair/typebox'
@@ -98,6 +99,9 @@ export const withOwner = <M extends Record<string, unknown> | null | undefined>(
 /** Whether a user's search asks for another owner's: the filter and the owner together match nothing. */
 export const asksForOthers = (caller: Caller, metadata: Record<string, unknown> | null | undefined): boolean =>
   caller !== null && metadata != null && OWNER in metadata && metadata[OWNER] !== caller.identity
+
+/** Whether a store namespace (or namespace prefix) is the caller's: its first label is the identity; any without users. */
+export const ownsNamespace = (caller: Caller, namespace: readonly string[]): boolean => caller === null || namespace[0] === caller.identity
 
 /**
  * What a user's run gets in `config.configurable`, as the real server's `applyAuthToRunConfig`
