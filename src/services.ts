@@ -236,7 +236,7 @@ function wire({ config, clock, log, startedAt, fixtures, engine, db, agentUsers 
   cronScheduler.sweep()
   const deployedAgents = stateful.register(new DeployedAgents({ deployments, assistants, agentData, engine, executor, transaction }))
 
-  const a2a = new A2AEndpoint({ assistants, runs, executor, runRequests, engine })
+  const a2a = new A2AEndpoint({ assistants, runs, threads, executor, runRequests, engine })
   const mcp = new McpEndpoint({ assistants, executor, runRequests, engine })
 
   const seed = () => {

@@ -1,15 +1,16 @@
 // HANGAR_AGENT_AUTH=users beyond who a token is: what each user may do (its permissions, per the
 // LangGraph auth event each route raises; 403 `Forbidden` otherwise), and what each user reaches
-// (its own threads, crons and store namespaces), driven by the official JS SDK over a real listening hangar, and by
+// (its own threads, crons, store namespaces and A2A tasks), driven by the official JS SDK over a real listening hangar, and by
 // raw requests where a body must be read exactly. Crons fire on the manual clock.
 
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { Client } from '@langchain/langgraph-sdk'
+import type { BusMessage } from '../src/admin/bus.js'
 import type { Config } from '../src/config.js'
 import { ROUTE_EVENTS } from '../src/agent/auth-events.js'
 import { permits } from '../src/domain/agent-permissions.js'
-import { serveApp, until } from './helpers.js'
+import { runClockUntil, serveApp, until } from './helpers.js'
 
 const USERS = [
   { token: 'alice-token', identity: 'alice' },
@@ -220,4 +221,36 @@ t.test('the store: a user reaches only namespaces that start with its identity; 
   const thread = await alice.threads.create()
   const result = await alice.runs.wait(thread.thread_id, 'memory_agent', { input: hello('remember the milk') }) as { messages: { content: string }[] }
   t.equal(result.messages.at(-1)?.content, 'I will remember that.', 'the graph writes under ["memories"], its own namespace, as a graph may')
+})
+
+t.test('A2A tasks and contexts are their user\'s; MCP runs as the caller', async (t) => {
+  const { app, alice, bob, call, clock } = await serve(t)
+  const sent = await call('alice-token', 'POST', '/a2a/agent', a2aMessage('hello a2a'))
+  const task = sent.body.result as { id: string; contextId: string }
+  t.equal((await alice.threads.get(task.contextId)).metadata?.owner, 'alice', 'the context alice opened is her thread')
+  for (const method of ['tasks/get', 'tasks/cancel']) {
+    const refused = await call('bob-token', 'POST', '/a2a/agent', rpc(method, { id: task.id }))
+    t.same([refused.status, refused.body.error], [404, { code: -32001, message: `Task ${task.id} not found` }], `${method} of alice's task: not found for bob`)
+  }
+  const intruding = await call('bob-token', 'POST', '/a2a/agent', a2aMessage('me too', task.contextId))
+  t.same([intruding.status, intruding.body.error], [404, { code: -32602, message: `Context ${task.contextId} not found` }], 'bob cannot continue alice\'s context')
+  t.equal((await alice.runs.list(task.contextId)).length, 1, 'nothing ran on it')
+  t.equal((await call('alice-token', 'POST', '/a2a/agent', rpc('tasks/get', { id: task.id }))).body.result.id, task.id, 'alice reads her task')
+
+  // A stateless MCP run's thread lives while it runs: slow_agent waits on the clock meanwhile.
+  let threadId: string | undefined
+  const stop = app.emulator.bus.subscribe((message: BusMessage) => {
+    if (message.topic === 'run' && message.data.status === 'pending') threadId = message.data.thread_id
+  })
+  t.teardown(stop)
+  let answered = false
+  const calling = call('alice-token', 'POST', '/mcp/', rpc('tools/call', { name: 'slow_agent', arguments: hello('slowly') }), MCP_HEADERS).then((reply) => {
+    answered = true
+    return reply
+  })
+  await until(() => threadId !== undefined, 'the MCP call has started its run')
+  t.equal((await alice.threads.get(threadId!)).metadata?.owner, 'alice', 'the thread an MCP call runs on is the caller\'s')
+  await t.rejects(bob.threads.get(threadId!), /HTTP 404/)
+  await runClockUntil(clock, () => answered, 'the MCP call has answered', { stepMs: 500 })
+  t.equal((await calling).body.result.isError, false)
 })

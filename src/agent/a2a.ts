@@ -2,13 +2,16 @@
 // message's text parts become a human message and its data parts input keys; the run that answers
 // it is the task (task id = run id) and the thread it runs on is the context (contextId =
 // thread_id), so a conversation continues on its thread. Tasks are not kept anywhere of their own:
-// each is read back from its run and the thread's checkpoints.
+// each is read back from its run and the thread's checkpoints. In `HANGAR_AGENT_AUTH=users` a
+// task or context of another user's is not found, as that user's thread is not.
 
 import { randomUUID } from 'node:crypto'
+import { owns, type Caller } from '../domain/agent-users.js'
 import { NotFound, ThreadBusy } from '../domain/errors.js'
 import type { RunCreate } from '../schemas/agent.js'
 import type { Assistant, AssistantRepository } from '../store/assistants.js'
 import type { Run, RunRepository } from '../store/runs.js'
+import type { ThreadRepository } from '../store/threads.js'
 import { lastOf, textOf, type Message } from './messages.js'
 import type { RunExecutor, RunResult } from './run-executor.js'
 import type { RequestContext, RunRequests } from './run-requests.js'
@@ -26,6 +29,7 @@ export type TaskState = 'submitted' | 'working' | 'input-required' | 'completed'
 export interface A2AOptions {
   assistants: AssistantRepository
   runs: RunRepository
+  threads: Pick<ThreadRepository, 'bySeq'>
   executor: RunExecutor
   runRequests: RunRequests
   engine: GraphEngine
@@ -117,6 +121,8 @@ export class A2AEndpoint {
       run = this.#o.runRequests.create(context, threadId, body)
     } catch (error) {
       if (error instanceof ThreadBusy) throw new RpcError(RPC_CODES.invalidRequest, `Context ${threadId} already has a task in progress`, 409)
+      // Another user's context (thread): not there for this one, as an unknown assistant is not.
+      if (error instanceof NotFound) throw new RpcError(RPC_CODES.invalidParams, `Context ${threadId} not found`, 404)
       throw error
     }
     const configuration = isObject(params.configuration) ? params.configuration : {}
@@ -127,8 +133,8 @@ export class A2AEndpoint {
     }
   }
 
-  /** The run a task id names, in this agent server (and on `contextId`'s thread when given). */
-  #taskRun(scope: string, rawParams: unknown): { run: Run; historyLength: number | undefined } {
+  /** The run a task id names, in this agent server (and on `contextId`'s thread when given), on a thread of the caller's. */
+  #taskRun(scope: string, rawParams: unknown, caller: Caller): { run: Run; historyLength: number | undefined } {
     const params = paramsObject(rawParams)
     if (typeof params.id !== 'string') throw invalid('id is required')
     if (params.contextId !== undefined && typeof params.contextId !== 'string') throw invalid('contextId must be a string')
@@ -137,21 +143,22 @@ export class A2AEndpoint {
       throw invalid('historyLength must be a non-negative integer')
     }
     const run = UUID.test(params.id) ? this.#o.runs.byId(scope, params.id.toLowerCase()) : undefined
-    if (!run || (params.contextId !== undefined && run.thread_id !== params.contextId.toLowerCase())) {
+    const mine = run !== undefined && owns(caller, this.#o.threads.bySeq(run.thread_seq)?.metadata ?? {})
+    if (!run || !mine || (params.contextId !== undefined && run.thread_id !== params.contextId.toLowerCase())) {
       throw new RpcError(RPC_CODES.taskNotFound, `Task ${params.id} not found`, 404)
     }
     return { run, historyLength: typeof length === 'number' ? length : undefined }
   }
 
   /** `tasks/get`. */
-  async get(scope: string, params: unknown): Promise<Json> {
-    const { run, historyLength } = this.#taskRun(scope, params)
+  async get(scope: string, params: unknown, caller: Caller): Promise<Json> {
+    const { run, historyLength } = this.#taskRun(scope, params, caller)
     return this.task(run, historyLength)
   }
 
   /** `tasks/cancel`: a task still in progress is interrupted (its run keeps what it did); an ended one cannot be. */
-  async cancel(scope: string, params: unknown): Promise<Json> {
-    const { run } = this.#taskRun(scope, params)
+  async cancel(scope: string, params: unknown, caller: Caller): Promise<Json> {
+    const { run } = this.#taskRun(scope, params, caller)
     if (run.status !== 'pending' && run.status !== 'running') {
       throw new RpcError(RPC_CODES.taskNotCancelable, `Task ${run.run_id} has ended and cannot be canceled`)
     }

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto'
 import { v7 as uuid7 } from 'uuid'
 import type { Clock } from '../clock.js'
-import { authConfigurable, withOwner, type AuthUser } from '../domain/agent-users.js'
+import { authConfigurable, owns, withOwner, type AuthUser } from '../domain/agent-users.js'
 import { NotFound, Unprocessable } from '../domain/errors.js'
 import type { RunCreate } from '../schemas/agent.js'
 import type { Assistant, AssistantRepository } from '../store/assistants.js'
@@ -37,8 +37,8 @@ export interface RequestContext {
   /** The base URL the client reached hangar at (for the URLs a run hands out). */
   publicBase: string
   /**
-   * The agent server's user the request acts as (`HANGAR_AGENT_AUTH=users`): the threads it
-   * creates are its, and its config carries the user.
+   * The agent server's user the request acts as (`HANGAR_AGENT_AUTH=users`): a run reaches its
+   * threads only, the threads it creates are its, and its config carries the user.
    */
   user?: AuthUser | null
 }
@@ -195,6 +195,8 @@ export class RunRequests {
     if (threadId === null) thread = threads.create(context.scope, randomUUID(), withOwner(user, {}))
     else {
       thread = threads.get(context.scope, threadId)
+      // Another user's thread is not there for this one, whatever `if_not_exists` says.
+      if (thread && !owns(user, thread.metadata)) throw threadNotFound(threadId)
       if (!thread && body.if_not_exists === 'create') thread = threads.create(context.scope, threadId, withOwner(user, {}))
       if (!thread) throw threadNotFound(threadId)
     }

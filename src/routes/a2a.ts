@@ -76,9 +76,9 @@ export const a2aRoutes: FastifyPluginAsyncTypebox<A2ARoutesOptions> = async (app
           return reply
         }
         case 'tasks/get':
-          return rpcResult(id, await a2a.get(request.agentScope, rpc.params))
+          return rpcResult(id, await a2a.get(request.agentScope, rpc.params, request.agentUser))
         case 'tasks/cancel':
-          return rpcResult(id, await a2a.cancel(request.agentScope, rpc.params))
+          return rpcResult(id, await a2a.cancel(request.agentScope, rpc.params, request.agentUser))
         default:
           throw new RpcError(RPC_CODES.methodNotFound, `Method not found: ${rpc.method}`)
       }
