@@ -1,7 +1,8 @@
 // HANGAR_AGENT_AUTH=users beyond who a token is: what each user may do (its permissions, per the
 // LangGraph auth event each route raises; 403 `Forbidden` otherwise), and what each user reaches
-// (its own threads, crons, store namespaces and A2A tasks), driven by the official JS SDK over a real listening hangar, and by
-// raw requests where a body must be read exactly. Crons fire on the manual clock.
+// (its own threads, crons, store namespaces and A2A tasks), driven by the official JS SDK over a
+// real listening hangar, by raw requests where a body must be read exactly, and under a deployed
+// agent's prefix. Crons fire on the manual clock.
 
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
@@ -10,7 +11,7 @@ import type { BusMessage } from '../src/admin/bus.js'
 import type { Config } from '../src/config.js'
 import { ROUTE_EVENTS } from '../src/agent/auth-events.js'
 import { permits } from '../src/domain/agent-permissions.js'
-import { runClockUntil, serveApp, until } from './helpers.js'
+import { dockerDeployment, runClockUntil, serveApp, until } from './helpers.js'
 
 const USERS = [
   { token: 'alice-token', identity: 'alice' },
@@ -253,4 +254,24 @@ t.test('A2A tasks and contexts are their user\'s; MCP runs as the caller', async
   await t.rejects(bob.threads.get(threadId!), /HTTP 404/)
   await runClockUntil(clock, () => answered, 'the MCP call has answered', { stepMs: 500 })
   t.equal((await calling).body.result.isError, false)
+})
+
+t.test('under a deployed agent\'s prefix, users mode works the same, apart from the root agent server', async (t) => {
+  const { base, alice: rootAlice } = await serve(t)
+  const created = await fetch(`${base}/v2/deployments`, {
+    method: 'POST', headers: { 'x-api-key': 'ci-key', 'content-type': 'application/json' }, body: JSON.stringify(dockerDeployment({ name: 'scoped' })),
+  })
+  const { url } = await created.json() as { url: string }
+  const { alice, bob, call } = usersAt(url)
+
+  t.same(await call('mallory-token', 'POST', '/threads/search', {}), { status: 401, body: { detail: 'Invalid token' } }, 'a token no user has')
+  const thread = await alice.threads.create()
+  t.equal(thread.metadata?.owner, 'alice')
+  await t.rejects(bob.threads.get(thread.thread_id), /HTTP 404/, 'bob does not find alice\'s thread')
+  await t.rejects(rootAlice.threads.get(thread.thread_id), /HTTP 404/, 'nor does the root agent server hold it')
+  t.same(await call('carol-token', 'POST', `/threads/${NEW_THREAD}/runs/wait`, { assistant_id: 'agent', if_not_exists: 'create' }), FORBIDDEN, 'permissions apply')
+  t.same(await call('alice-token', 'PUT', '/store/items', { namespace: ['bob'], key: 'k', value: {} }), FORBIDDEN, 'the store rule applies')
+  await alice.crons.create('agent', { schedule: '0 9 * * *' })
+  t.equal(await bob.crons.count(), 0, 'crons are scoped')
+  t.equal(await alice.crons.count(), 1)
 })
