@@ -11,7 +11,8 @@ import type { EventBus } from './admin/bus.js'
 import type { FaultInjector } from './admin/faults.js'
 import { installFaults } from './admin/faults.js'
 import { installJournal, isHangarOwnPath, type RequestJournal } from './admin/journal.js'
-import { adminAuth, adminSecurity, agentServerAuth, agentServerSecurity, ownThreadsOnly, controlPlaneAuth, controlPlaneSecurity, securitySchemes } from './auth.js'
+import { agentServerAuth, authorizeByEvent, ownThreadsOnly } from './agent-auth.js'
+import { adminAuth, adminSecurity, agentServerSecurity, controlPlaneAuth, controlPlaneSecurity, securitySchemes } from './auth.js'
 import { Clock } from './clock.js'
 import { checkConfig, defaultConfig, type Config } from './config.js'
 import { installErrorHandler } from './errors.js'
@@ -95,7 +96,7 @@ export function buildApp(options: AppOptions = {}): App {
   app.decorateRequest('tenantId', '')
   app.decorateRequest('userId', '')
   app.decorateRequest('agentScope', '')
-  app.decorateRequest('agentUser', '')
+  app.decorateRequest('agentUser', null)
   app.addHook('preClose', () => services.stateful.shutdown())
   app.addHook('onClose', async () => services.stateful.close())
 
@@ -157,6 +158,8 @@ export function buildApp(options: AppOptions = {}): App {
     scope.register(agentMetaRoutes, services)
     scope.register(async (gated) => {
       gated.addHook('onRequest', agentServerAuth(config, services.agentUsers))
+      // A user's permissions first (403), then its own threads only (404).
+      authorizeByEvent(gated)
       gated.addHook('preHandler', ownThreadsOnly(services.threads))
       declareSecurity(gated, agentServerSecurity(config))
       gated.addHook('onRequest', async (request) => services.deployedAgents.seed(request.agentScope))

@@ -1,15 +1,13 @@
 // Control-plane credentials and workspace (tenant) selection.
 
 import type { IncomingHttpHeaders } from 'node:http'
-import type { FastifyRequest, onRequestHookHandler, preHandlerHookHandler } from 'fastify'
+import type { onRequestHookHandler } from 'fastify'
 import type { Config } from './config.js'
 import { ApiError, type PydanticError } from './errors.js'
 import { compile, INVALID } from './validation/pydantic.js'
 import { Uuid } from './schemas/common.js'
 import type { CallerIds } from './domain/oauth.js'
-import { ownsThread, type AgentUsers } from './domain/agent-users.js'
-import type { ThreadRepository } from './store/threads.js'
-import { threadNotFound } from './agent/run-requests.js'
+import type { AuthUser } from './domain/agent-users.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -22,19 +20,21 @@ declare module 'fastify' {
      * of the deployment under whose `/deployments/{id}/agent` prefix it came.
      */
     agentScope: string
-    /** The agent server's user the request acts as (`HANGAR_AGENT_AUTH=users`), else ''. */
-    agentUser: string
+    /** The agent server's user the request acts as (`HANGAR_AGENT_AUTH=users`), else null. */
+    agentUser: AuthUser | null
   }
 }
 
-const first = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value)
+export const first = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value)
+
+/** The token of `Authorization: Bearer <token>`, if the header is one. */
+export const bearerOf = (headers: IncomingHttpHeaders) => /^bearer\s+(\S+)\s*$/i.exec(first(headers.authorization) ?? '')?.[1]
 
 /** `X-Api-Key`, else `Authorization: Bearer <token>`; header names are case-insensitive (Node lowercases them). */
 export function credentialOf(headers: IncomingHttpHeaders): string | undefined {
   const apiKey = first(headers['x-api-key'])?.trim()
   if (apiKey) return apiKey
-  const bearer = /^bearer\s+(\S+)\s*$/i.exec(first(headers.authorization) ?? '')
-  return bearer?.[1]
+  return bearerOf(headers)
 }
 
 const checkTenant = compile(Uuid())
@@ -83,67 +83,11 @@ export function controlPlaneAuth(
   }
 }
 
-/**
- * The agent server's gate, as `HANGAR_AGENT_AUTH` says:
- * - `api-key` (the default, as on the hosted server): an API key (`x-api-key`, or a Bearer token)
- *   is required — 403 `Missing authentication headers` without one; `HANGAR_API_KEYS` restricts which;
- * - `none` (as `langgraph dev`): no credential is asked for;
- * - `users`: `Authorization: Bearer <token>` of a user of `HANGAR_AGENT_USERS` — 401 without one or
- *   with a token no user has (an `x-api-key` is not a user's); the request acts as that user (`agentUser`).
- * `HANGAR_AUTH=off` admits everyone whatever the mode.
- */
-export function agentServerAuth(config: Pick<Config, 'apiKeys' | 'auth' | 'agentAuth'>, users: AgentUsers): onRequestHookHandler {
-  const accepted = new Set(config.apiKeys)
-  return (request, _reply, done) => {
-    if (config.auth === 'off' || config.agentAuth === 'none') return done()
-    if (config.agentAuth === 'users') {
-      const token = bearerOf(request.headers) ?? socketCredential(request)
-      if (token === undefined) return done(ApiError.unauthorized('Missing authentication headers'))
-      const user = users.byToken(token)
-      if (!user) return done(ApiError.unauthorized('Invalid token'))
-      request.agentUser = user.identity
-      return done()
-    }
-    const credential = credentialOf(request.headers) ?? socketCredential(request)
-    if (credential === undefined) return done(ApiError.forbidden('Missing authentication headers'))
-    if (accepted.size > 0 && !accepted.has(credential)) return done(ApiError.forbidden('Invalid API key'))
-    done()
-  }
-}
-
-const bearerOf = (headers: IncomingHttpHeaders) => /^bearer\s+(\S+)\s*$/i.exec(first(headers.authorization) ?? '')?.[1]
-
-/**
- * In `users` mode, a route about one thread (`/threads/{thread_id}/…`: the thread, its state,
- * history, runs and streams) answers 404 `Thread with ID … not found` for another user's thread, as
- * LangGraph's owner filter does: the thread is not there for them. Runs in `preHandler`, after the
- * parameters are validated.
- */
-export function ownThreadsOnly(threads: Pick<ThreadRepository, 'get'>): preHandlerHookHandler {
-  return (request, _reply, done) => {
-    const id = (request.params as { thread_id?: unknown } | undefined)?.thread_id
-    if (request.agentUser === '' || typeof id !== 'string') return done()
-    const thread = threads.get(request.agentScope, id)
-    if (thread && !ownsThread(request.agentUser, thread.metadata)) return done(threadNotFound(id))
-    done()
-  }
-}
-
-/**
- * A browser's WebSocket cannot send headers, so a socket upgrade may carry the API key as the
- * `api_key` query parameter instead; no other request can.
- */
-function socketCredential(request: FastifyRequest): string | undefined {
-  if (first(request.headers.upgrade)?.toLowerCase() !== 'websocket') return undefined
-  const key = (request.query as Record<string, unknown> | undefined)?.api_key
-  return typeof key === 'string' && key.trim() !== '' ? key.trim() : undefined
-}
-
 /** The admin API's gate: open unless HANGAR_ADMIN_TOKEN is set, then that token is required. */
 export function adminAuth(config: Pick<Config, 'adminToken'>): onRequestHookHandler {
   return (request, _reply, done) => {
     if (!config.adminToken) return done()
-    const given = first(request.headers['x-hangar-admin-token']) ?? /^bearer\s+(\S+)\s*$/i.exec(first(request.headers.authorization) ?? '')?.[1]
+    const given = first(request.headers['x-hangar-admin-token']) ?? bearerOf(request.headers)
     if (given !== config.adminToken) return done(ApiError.unauthorized('Admin token required'))
     done()
   }

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { Conflict, DomainError, Expired, NotFound, NotImplemented, NotServing, RuleViolation, ThreadBusy, Unprocessable } from './domain/errors.js'
+import { Conflict, DomainError, Expired, Forbidden, NotFound, NotImplemented, NotServing, RuleViolation, ThreadBusy, Unprocessable } from './domain/errors.js'
 
 import type { PydanticError } from './validation/pydantic-error.js'
 
@@ -56,6 +56,7 @@ type DomainErrorKind = new (...args: never[]) => DomainError
 /** The status the real service answers each kind of domain error with. */
 const DOMAIN_STATUS: ReadonlyMap<DomainErrorKind, number> = new Map<DomainErrorKind, number>([
   [RuleViolation, 400],
+  [Forbidden, 403],
   [NotFound, 404],
   [Conflict, 409],
   [Expired, 410],

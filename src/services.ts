@@ -231,13 +231,13 @@ function wire({ config, clock, log, startedAt, fixtures, engine, db, agentUsers 
   // imported cron that missed occurrences fires one run for them all, as after a restart); shutdown
   // stops the scheduler first.
   const cronRepository = new CronRepository(db)
-  const cronScheduler = new CronScheduler({ crons: cronRepository, clock, log, transaction, fire: (cron) => runOccurrence(runRequests, cron) })
+  const cronScheduler = new CronScheduler({ crons: cronRepository, clock, log, transaction, fire: (cron) => runOccurrence(runRequests, cron, agentUsers) })
   const crons = new AgentCrons({ crons: cronRepository, threads, runRequests, clock, onChange: () => cronScheduler.sweep() })
   stateful.register({ afterReset: () => void cronScheduler.sweep(), shutdown: async () => cronScheduler.stop() })
   cronScheduler.sweep()
   const deployedAgents = stateful.register(new DeployedAgents({ deployments, assistants, agentData, engine, executor, transaction }))
 
-  const a2a = new A2AEndpoint({ assistants, runs, executor, runRequests, engine })
+  const a2a = new A2AEndpoint({ assistants, runs, threads, executor, runRequests, engine })
   const mcp = new McpEndpoint({ assistants, executor, runRequests, engine })
 
   const seed = () => {

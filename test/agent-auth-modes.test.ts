@@ -10,7 +10,7 @@ import { Client } from '@langchain/langgraph-sdk'
 import type { Config } from '../src/config.js'
 import { serveApp } from './helpers.js'
 
-const USERS = [{ token: 'alice-token', identity: 'alice' }, { token: 'bob-token', identity: 'bob', permissions: ['threads:write'] }]
+const USERS = [{ token: 'alice-token', identity: 'alice' }, { token: 'bob-token', identity: 'bob' }]
 
 /** A users file in the test's own directory. */
 function usersFile(t: Test): string {

@@ -256,7 +256,8 @@ t.test('a fixtures directory that is missing, provides nothing or holds a misspe
 t.test('the agent server\'s users file (--agent-users) is read with --agent-auth users; a bad one stops start-up with one line', async (t) => {
   const setting = 'HANGAR_AGENT_USERS (--agent-users)'
   const dir = t.testdir({
-    'users.json': JSON.stringify([{ token: 'alice-token', identity: 'alice', permissions: ['threads:write'] }]),
+    'users.json': JSON.stringify([{ token: 'alice-token', identity: 'alice', permissions: ['threads:read', 'store:*', '*:search', '*'] }]),
+    'typo.json': JSON.stringify([{ token: 'alice-token', identity: 'alice' }, { token: 'bob-token', identity: 'bob', permissions: ['threads:read', 'threads:write'] }]),
     'broken.json': '[{"token": ',
     'no-identity.json': JSON.stringify([{ token: 'x' }]),
     'empty.json': '[]',
@@ -274,6 +275,7 @@ t.test('the agent server\'s users file (--agent-users) is read with --agent-auth
     [join(dir, 'no-identity.json'), `${setting}: the users file ${join(dir, 'no-identity.json')}: [0].identity: Field required`],
     [join(dir, 'empty.json'), `${setting}: the users file ${join(dir, 'empty.json')}: (top level): `],
     [join(dir, 'twice.json'), `${setting}: the users file ${join(dir, 'twice.json')}: users 'alice' and 'bob' have the same token`],
+    [join(dir, 'typo.json'), `${setting}: the users file ${join(dir, 'typo.json')}: [1].permissions: 'threads:write' is not a permission hangar knows; use resource:action`],
   ]
   for (const [file, message] of cases) {
     const error = t.throws(() => loadAgentUsers({ agentAuth: 'users', agentUsers: file })) as Error

@@ -2,13 +2,16 @@
 // that answers a message is the task (task id = run id) and the thread it runs on is the context
 // (contextId = thread_id), so a conversation continues on its thread; a message naming a task that
 // waits for input resumes that task's interrupted thread. What a message carries is
-// a2a-message.ts; how a task is read back from its runs (nothing is kept of its own) a2a-task.ts.
+// a2a-message.ts; how a task is read back from its runs (nothing is kept of its own) a2a-task.ts. In
+// `HANGAR_AGENT_AUTH=users` a task or context of another user's is not found, as that user's thread is not.
 
 import { randomUUID } from 'node:crypto'
+import { owns, type Caller } from '../domain/agent-users.js'
 import { NotFound, ThreadBusy } from '../domain/errors.js'
 import type { RunCreate } from '../schemas/agent.js'
 import type { Assistant, AssistantRepository } from '../store/assistants.js'
 import type { Run, RunRepository } from '../store/runs.js'
+import type { ThreadRepository } from '../store/threads.js'
 import { invalidParams, isObject, readMessage, resumeValue, runInput, type InboundMessage } from './a2a-message.js'
 import { A2ATasks, TERMINAL_STATES } from './a2a-task.js'
 import type { RunExecutor } from './run-executor.js'
@@ -25,6 +28,7 @@ const MODES = ['text/plain', 'application/json']
 export interface A2AOptions {
   assistants: AssistantRepository
   runs: RunRepository
+  threads: Pick<ThreadRepository, 'bySeq'>
   executor: RunExecutor
   runRequests: RunRequests
   engine: GraphEngine
@@ -95,7 +99,7 @@ export class A2AEndpoint {
   async start(context: RequestContext, assistant: Assistant, rawParams: unknown): Promise<Started> {
     const params = paramsObject(rawParams)
     const message = readMessage(params)
-    const answering = message.taskId === undefined ? undefined : await this.#waitingTask(context.scope, message)
+    const answering = message.taskId === undefined ? undefined : await this.#waitingTask(context.scope, message, context.user ?? null)
     const threadId = answering?.thread_id ?? message.contextId ?? randomUUID()
     const body = (answering
       ? { assistant_id: assistant.assistant_id, command: { resume: resumeValue(message) } }
@@ -105,6 +109,8 @@ export class A2AEndpoint {
       run = this.#o.runRequests.create(context, threadId, body)
     } catch (error) {
       if (error instanceof ThreadBusy) throw new RpcError(RPC_CODES.invalidRequest, `Context ${threadId} already has a task in progress`, 409)
+      // Another user's context (thread): not there for this one, as an unknown assistant is not.
+      if (error instanceof NotFound) throw new RpcError(RPC_CODES.invalidParams, `Context ${threadId} not found`, 404)
       throw error
     }
     const task = answering ?? run
@@ -121,8 +127,8 @@ export class A2AEndpoint {
    * The task a message answers: it must wait for input. One in progress makes the context busy
    * (409); one that has ended cannot take more messages (A2A's UnsupportedOperation).
    */
-  async #waitingTask(scope: string, message: InboundMessage): Promise<Run> {
-    const task = this.#find(scope, message.taskId!)
+  async #waitingTask(scope: string, message: InboundMessage, caller: Caller): Promise<Run> {
+    const task = this.#find(scope, message.taskId!, caller)
     if (message.contextId !== undefined && message.contextId !== task.thread_id) {
       throw invalidParams(`message.contextId ${message.contextId} is not the context of task ${task.run_id}`)
     }
@@ -136,15 +142,15 @@ export class A2AEndpoint {
     return task
   }
 
-  /** The run a task id names, in this agent server, or A2A's TaskNotFound. */
-  #find(scope: string, taskId: string): Run {
+  /** The run a task id names, in this agent server and on a thread of the caller's, or A2A's TaskNotFound. */
+  #find(scope: string, taskId: string, caller: Caller): Run {
     const run = UUID.test(taskId) ? this.#o.runs.byId(scope, taskId.toLowerCase()) : undefined
-    if (!run) throw new RpcError(RPC_CODES.taskNotFound, `Task ${taskId} not found`, 404)
+    if (!run || !owns(caller, this.#o.threads.bySeq(run.thread_seq)?.metadata ?? {})) throw new RpcError(RPC_CODES.taskNotFound, `Task ${taskId} not found`, 404)
     return run
   }
 
   /** The task the params' `id` names (on `contextId`'s thread when given). */
-  #taskRun(scope: string, rawParams: unknown): { task: Run; historyLength: number | undefined } {
+  #taskRun(scope: string, rawParams: unknown, caller: Caller): { task: Run; historyLength: number | undefined } {
     const params = paramsObject(rawParams)
     if (typeof params.id !== 'string') throw invalidParams('id is required')
     if (params.contextId !== undefined && typeof params.contextId !== 'string') throw invalidParams('contextId must be a string')
@@ -152,7 +158,7 @@ export class A2AEndpoint {
     if (length !== undefined && length !== null && (typeof length !== 'number' || !Number.isInteger(length) || length < 0)) {
       throw invalidParams('historyLength must be a non-negative integer')
     }
-    const task = this.#find(scope, params.id)
+    const task = this.#find(scope, params.id, caller)
     if (params.contextId !== undefined && task.thread_id !== params.contextId.toLowerCase()) {
       throw new RpcError(RPC_CODES.taskNotFound, `Task ${params.id} not found`, 404)
     }
@@ -160,14 +166,14 @@ export class A2AEndpoint {
   }
 
   /** `tasks/get`. */
-  async get(scope: string, params: unknown): Promise<Json> {
-    const { task, historyLength } = this.#taskRun(scope, params)
+  async get(scope: string, params: unknown, caller: Caller): Promise<Json> {
+    const { task, historyLength } = this.#taskRun(scope, params, caller)
     return this.#tasks.view(task, historyLength)
   }
 
   /** `tasks/cancel`: a task still in progress is interrupted (its run keeps what it did); an ended one cannot be. */
-  async cancel(scope: string, params: unknown): Promise<Json> {
-    const { task } = this.#taskRun(scope, params)
+  async cancel(scope: string, params: unknown, caller: Caller): Promise<Json> {
+    const { task } = this.#taskRun(scope, params, caller)
     const run = this.#tasks.current(task)
     if (run.status !== 'pending' && run.status !== 'running') {
       throw new RpcError(RPC_CODES.taskNotCancelable, `Task ${task.run_id} has ended and cannot be canceled`)
@@ -183,8 +189,8 @@ export class A2AEndpoint {
    * task, once (its stream has ended; the next message resumes it). A task that has ended: A2A's
    * UnsupportedOperation, as the official SDK's server answers. Refusals come before the stream.
    */
-  async resubscribe(scope: string, rawParams: unknown): Promise<AsyncGenerator<Json>> {
-    const { task } = this.#taskRun(scope, rawParams)
+  async resubscribe(scope: string, rawParams: unknown, caller: Caller): Promise<AsyncGenerator<Json>> {
+    const { task } = this.#taskRun(scope, rawParams, caller)
     const state = await this.#tasks.state(task)
     if (TERMINAL_STATES.has(state)) {
       throw new RpcError(RPC_CODES.unsupportedOperation, `Task ${task.run_id} is in a terminal state (${state}) and cannot be subscribed to`)

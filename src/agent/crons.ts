@@ -2,10 +2,13 @@
 // new thread (a stateless cron). What a cron holds, how it is searched, patched and shown, and what
 // one occurrence does (a run created from the cron's payload, as POST /runs would create it) are
 // here; when occurrences fall is cron-schedule.ts, and what drives them over the clock is
-// cron-scheduler.ts. docs/agent-server-wire.md ("Crons") says what hangar follows and why.
+// cron-scheduler.ts. docs/agent-server-wire.md ("Crons") says what hangar follows and why. In
+// `HANGAR_AGENT_AUTH=users` a cron is its creator's, as a thread is (`metadata.owner`, and its
+// `user_id`): another user does not find it, and its runs act as its creator.
 
 import { randomUUID } from 'node:crypto'
 import type { Clock } from '../clock.js'
+import { asksForOthers, owns, withOwner, type AgentUsers, type Caller } from '../domain/agent-users.js'
 import { NotFound } from '../domain/errors.js'
 import type { RunCreate } from '../schemas/agent.js'
 import type { CronFilter, CronRecord, CronRepository } from '../store/crons.js'
@@ -100,15 +103,15 @@ export class AgentCrons {
     this.#o = options
   }
 
-  /** A cron on a thread (which must exist), or (`threadId` null) a stateless one. */
-  create(context: Pick<RequestContext, 'scope' | 'publicBase'>, threadId: string | null, body: CronRequest, userId: string | null): CronView {
+  /** A cron on a thread (which must exist, and be the caller's), or (`threadId` null) a stateless one. */
+  create(context: Pick<RequestContext, 'scope' | 'publicBase'>, threadId: string | null, body: CronRequest, caller: Caller): CronView {
     const { crons, threads, runRequests, clock } = this.#o
     const assistant = runRequests.assistant(context.scope, body.assistant_id)
     runRequests.checkWebhook(body.webhook)
     let threadSeq: number | null = null
     if (threadId !== null) {
       const thread = threads.get(context.scope, threadId)
-      if (!thread) throw threadNotFound(threadId)
+      if (!thread || !owns(caller, thread.metadata)) throw threadNotFound(threadId)
       threadSeq = thread.seq
     }
     const now = clock.now()
@@ -119,14 +122,14 @@ export class AgentCrons {
       cronId: randomUUID(),
       assistantId: assistant.assistant_id,
       threadSeq,
-      userId,
+      userId: caller?.identity ?? null,
       schedule: body.schedule,
       timezone,
       endTime,
       enabled,
       onRunCompleted: threadId === null ? body.on_run_completed ?? 'delete' : null,
       payload: runFields(body),
-      metadata: body.metadata ?? {},
+      metadata: withOwner(caller, body.metadata ?? {}),
       publicBase: context.publicBase,
       nextRunAt: enabled ? nextOccurrence(body.schedule, timezone, now, endTime) : null,
     }, now)
@@ -134,21 +137,27 @@ export class AgentCrons {
     return this.#present(created, now)
   }
 
-  get(scope: string, cronId: string): CronView {
-    return this.#present(this.#find(scope, cronId), this.#o.clock.now())
+  get(scope: string, cronId: string, caller: Caller): CronView {
+    return this.#present(this.#find(scope, cronId, caller), this.#o.clock.now())
   }
 
-  /** The crons that match, sorted and paged, and how many match in all. */
-  search(scope: string, query: CronSearch): { items: CronView[]; total: number } {
+  /** The crons that match (of the caller's own), sorted and paged, and how many match in all. */
+  search(scope: string, query: CronSearch, caller: Caller): { items: CronView[]; total: number } {
     const now = this.#o.clock.now()
-    const views = this.#o.crons.list(scope, query.filter).map((cron) => ({ seq: cron.seq, view: this.#present(cron, now) }))
+    const views = this.#list(scope, query.filter, caller).map((cron) => ({ seq: cron.seq, view: this.#present(cron, now) }))
     const sign = query.order === 'asc' ? 1 : -1
     views.sort((a, b) => sign * (compare(a.view[query.sortBy], b.view[query.sortBy]) || a.seq - b.seq))
     return { items: views.slice(query.offset, query.offset + query.limit).map((each) => each.view), total: views.length }
   }
 
-  count(scope: string, filter: CronFilter): number {
-    return this.#o.crons.list(scope, filter).length
+  count(scope: string, filter: CronFilter, caller: Caller): number {
+    return this.#list(scope, filter, caller).length
+  }
+
+  /** The scope's crons that match the filter and are the caller's (a filter naming another owner matches none). */
+  #list(scope: string, filter: CronFilter, caller: Caller): CronRecord[] {
+    if (asksForOthers(caller, filter.metadata)) return []
+    return this.#o.crons.list(scope, { ...filter, metadata: withOwner(caller, filter.metadata) })
   }
 
   /**
@@ -156,16 +165,17 @@ export class AgentCrons {
    * the payload's (null removes one). A new schedule, timezone or end time, or enabling the cron,
    * schedules its next occurrence from now: what fell while it was disabled never fires.
    */
-  patch(scope: string, cronId: string, patch: CronPatch): CronView {
+  patch(scope: string, cronId: string, patch: CronPatch, caller: Caller): CronView {
     const { crons, clock } = this.#o
-    const cron = this.#find(scope, cronId)
+    const cron = this.#find(scope, cronId, caller)
     this.#o.runRequests.checkWebhook(patch.webhook)
     const now = clock.now()
     const schedule = patch.schedule ?? cron.schedule
     const timezone = 'timezone' in patch ? patch.timezone ?? null : cron.timezone
     const endTime = 'end_time' in patch ? (patch.end_time == null ? null : instant(patch.end_time)) : cron.endTime
     const enabled = patch.enabled ?? cron.enabled
-    const metadata = patch.metadata ? { ...cron.metadata, ...patch.metadata } : cron.metadata
+    // The owner stays the creator, whatever the patch says.
+    const metadata = patch.metadata ? withOwner(caller, { ...cron.metadata, ...patch.metadata }) : cron.metadata
     const payload = defined({ ...cron.payload, ...runFields(patch), ...(patch.metadata ? { metadata } : {}) })
     for (const [field, value] of Object.entries(payload)) if (value === null) delete payload[field]
     const rescheduled = ['schedule', 'timezone', 'end_time'].some((field) => field in patch) || (enabled && !cron.enabled)
@@ -178,14 +188,16 @@ export class AgentCrons {
     return this.#present(updated, now)
   }
 
-  delete(scope: string, cronId: string): void {
-    if (!this.#o.crons.delete(scope, cronId)) throw cronNotFound(cronId)
+  delete(scope: string, cronId: string, caller: Caller): void {
+    this.#find(scope, cronId, caller)
+    this.#o.crons.delete(scope, cronId)
     this.#o.onChange()
   }
 
-  #find(scope: string, cronId: string): CronRecord {
+  /** The cron, if it is there for the caller: another user's is not found. */
+  #find(scope: string, cronId: string, caller: Caller): CronRecord {
     const cron = this.#o.crons.get(scope, cronId)
-    if (!cron) throw cronNotFound(cronId)
+    if (!cron || !owns(caller, cron.metadata)) throw cronNotFound(cronId)
     return cron
   }
 
@@ -216,8 +228,10 @@ export class AgentCrons {
 /**
  * The run one occurrence of a cron creates: its payload, on its thread (queued behind a run in
  * progress unless the payload says otherwise), or on a new thread kept or deleted when it ends.
+ * A user's cron runs as that user (`users` tells its permissions): the thread it creates is the
+ * user's, and the run's config carries the user, as a run the user created would.
  */
-export function runOccurrence(runRequests: RunRequests, cron: CronRecord): Run {
+export function runOccurrence(runRequests: RunRequests, cron: CronRecord, users: Pick<AgentUsers, 'actingAs'>): Run {
   const body = {
     ...cron.payload,
     assistant_id: cron.assistantId,
@@ -225,7 +239,8 @@ export function runOccurrence(runRequests: RunRequests, cron: CronRecord): Run {
       ? { on_completion: cron.onRunCompleted ?? 'delete' }
       : { multitask_strategy: cron.payload.multitask_strategy ?? 'enqueue' }),
   } as RunCreate
-  return runRequests.create({ scope: cron.scope, headers: {}, publicBase: cron.publicBase }, cron.threadId, body)
+  const user = cron.userId === null ? null : users.actingAs(cron.userId)
+  return runRequests.create({ scope: cron.scope, headers: {}, publicBase: cron.publicBase, user }, cron.threadId, body)
 }
 
 /** Ascending order of two field values; null after every value (as Postgres sorts NULLs). */

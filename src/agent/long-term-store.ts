@@ -2,9 +2,14 @@
 // agent-server scope, with time-to-live on hangar's clock. The rules the real server applies are
 // here: which namespaces it refuses, what `ttl` and `refresh_ttl` do, how search filters, ranks and
 // pages, and how namespaces are listed. docs/agent-server-wire.md ("Store") says what was observed.
+// A caller that is a user (`HANGAR_AGENT_AUTH=users`) reaches only its own namespaces, those whose
+// first label is its identity (LangGraph's documented `on("store")` handler): naming another is
+// refused (Forbidden), after the labels are checked (a 422 first, as on the real server). A graph's
+// own store steps have no caller.
 
 import type { Clock } from '../clock.js'
-import { Unprocessable } from '../domain/errors.js'
+import { ownsNamespace, type Caller } from '../domain/agent-users.js'
+import { Forbidden, Unprocessable } from '../domain/errors.js'
 import type { StoreItemRecord, StoreItemRepository } from '../store/store-items.js'
 import { checkFilter, indexedText, lexicalScore, matchesFilter } from './store-search.js'
 
@@ -61,6 +66,11 @@ function checkLabels(namespace: readonly string[]): void {
   }
 }
 
+/** Refuses (Forbidden) a namespace that is not the caller's. */
+function checkOwner(caller: Caller, namespace: readonly string[]): void {
+  if (!ownsNamespace(caller, namespace)) throw new Forbidden()
+}
+
 /** When an item written (or refreshed) at `now` with this ttl expires: epoch ms, or null for never. */
 function expiry(now: number, ttlMinutes: number | null): number | null {
   if (ttlMinutes === null) return null
@@ -96,9 +106,10 @@ export class AgentStore {
   }
 
   /** Creates or replaces an item (its `created_at` is kept; its ttl starts again). */
-  put(scope: string, item: StorePut): void {
+  put(scope: string, item: StorePut, caller: Caller = null): void {
     if (item.namespace.length === 0) throw new Unprocessable('Namespace is required')
     checkLabels(item.namespace)
+    checkOwner(caller, item.namespace)
     if (item.namespace[0] === 'langgraph') throw new Unprocessable(`Root label for namespace cannot be "langgraph". Received: ${item.namespace.join('.')}`)
     const now = this.#clock.now()
     const ttlMinutes = item.ttl === null || Number.isNaN(item.ttl) ? null : item.ttl
@@ -113,8 +124,9 @@ export class AgentStore {
   }
 
   /** The item, or null (no item lives in the empty namespace); a read refreshes its ttl unless told not to. */
-  get(scope: string, namespace: string[], key: string, refreshTtl: boolean | null): StoreItem | null {
+  get(scope: string, namespace: string[], key: string, refreshTtl: boolean | null, caller: Caller = null): StoreItem | null {
     checkLabels(namespace)
+    checkOwner(caller, namespace)
     if (namespace.length === 0) return null
     const now = this.#clock.now()
     const record = this.#items.get(scope, namespace.join('.'), key, now)
@@ -124,8 +136,9 @@ export class AgentStore {
   }
 
   /** Removes the item; removing what is not there is no error. */
-  delete(scope: string, namespace: string[], key: string): void {
+  delete(scope: string, namespace: string[], key: string, caller: Caller = null): void {
     checkLabels(namespace)
+    checkOwner(caller, namespace)
     if (namespace.length > 0) this.#items.delete(scope, namespace.join('.'), key)
   }
 
@@ -134,8 +147,9 @@ export class AgentStore {
    * ranked by `lexicalScore` (ties keep that order; items indexed `false` are left out). The page
    * returned has its ttls refreshed unless told not to.
    */
-  search(scope: string, request: StoreSearch): StoreItem[] {
+  search(scope: string, request: StoreSearch, caller: Caller = null): StoreItem[] {
     checkLabels(request.namespacePrefix)
+    checkOwner(caller, request.namespacePrefix)
     const filter = request.filter ?? {}
     checkFilter(filter)
     const now = this.#clock.now()
@@ -155,13 +169,17 @@ export class AgentStore {
     return page.map(({ record, score }) => (score === undefined ? present(record) : { ...present(record), score }))
   }
 
-  /** The namespaces holding items, matching the prefix and suffix (`*` matches any label), cut to `maxDepth`, sorted, paged. */
-  namespaces(scope: string, request: NamespaceListing): string[][] {
+  /**
+   * The namespaces holding items, matching the prefix and suffix (`*` matches any label), cut to
+   * `maxDepth`, sorted, paged; of a user's, only its own (another's prefix finds nothing).
+   */
+  namespaces(scope: string, request: NamespaceListing, caller: Caller = null): string[][] {
     checkLabels(request.prefix)
     checkLabels(request.suffix)
     const { prefix, suffix, maxDepth } = request
     const matching = this.#items.namespaces(scope, this.#clock.now())
       .map((text) => text.split('.'))
+      .filter((ns) => ownsNamespace(caller, ns))
       .filter((ns) => ns.length >= prefix.length && matchesAt(ns, prefix, 0))
       .filter((ns) => ns.length >= suffix.length && matchesAt(ns, suffix, ns.length - suffix.length))
     const cut = maxDepth === null ? matching : matching.map((ns) => ns.slice(0, maxDepth))

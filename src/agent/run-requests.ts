@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto'
 import { v7 as uuid7 } from 'uuid'
 import type { Clock } from '../clock.js'
-import { withOwner } from '../domain/agent-users.js'
+import { authConfigurable, owns, withOwner, type AuthUser } from '../domain/agent-users.js'
 import { NotFound, Unprocessable } from '../domain/errors.js'
 import type { RunCreate } from '../schemas/agent.js'
 import type { Assistant, AssistantRepository } from '../store/assistants.js'
@@ -36,8 +36,11 @@ export interface RequestContext {
   headers: Record<string, string | string[] | undefined>
   /** The base URL the client reached hangar at (for the URLs a run hands out). */
   publicBase: string
-  /** The agent server's user the request acts as (`HANGAR_AGENT_AUTH=users`): the owner of threads it creates. */
-  owner?: string
+  /**
+   * The agent server's user the request acts as (`HANGAR_AGENT_AUTH=users`): a run reaches its
+   * threads only, the threads it creates are its, and its config carries the user.
+   */
+  user?: AuthUser | null
 }
 
 export const threadNotFound = (id: string) => new NotFound(`Thread with ID ${id} not found`)
@@ -58,11 +61,12 @@ const configurableOf = (config: Record<string, unknown> | null | undefined) => (
 /**
  * The settings a run keeps from its request (what `/runs/{id}` shows as `kwargs`). `inherited` is
  * what it takes from its thread and assistant, as the real server merges them: the `configurable`
- * the thread kept from earlier runs, and the assistant's `context` under the request's.
+ * the thread kept from earlier runs, and the assistant's `context` under the request's. A user's
+ * run has the user stamped over whatever the client sent for it (`langgraph_auth_*`).
  */
 export function runSettings(
   body: RunCreate,
-  headers: RequestContext['headers'],
+  context: Pick<RequestContext, 'headers' | 'user'>,
   threadless: boolean,
   inherited: { configurable?: Record<string, unknown>; context?: unknown } = {},
 ): RunKwargs {
@@ -74,8 +78,9 @@ export function runSettings(
   config.configurable = {
     ...inherited.configurable,
     ...configurableOf(body.config),
-    ...headerConfig(headers),
+    ...headerConfig(context.headers),
     ...(named ? { checkpoint_id: named } : {}),
+    ...(context.user ? authConfigurable(context.user) : {}),
   }
   const durability = body.durability ?? (body.checkpoint_during == null ? null : body.checkpoint_during ? 'async' : 'exit')
   return {
@@ -186,15 +191,18 @@ export class RunRequests {
 
   #start(context: RequestContext, threadId: string | null, body: RunCreate, assistant: Assistant, extra: Partial<RunKwargs> = {}): Run {
     const { threads, executor, clock } = this.#o
+    const user = context.user ?? null
     let thread: Thread | undefined
-    if (threadId === null) thread = threads.create(context.scope, randomUUID(), withOwner(context.owner ?? '', {}))
+    if (threadId === null) thread = threads.create(context.scope, randomUUID(), withOwner(user, {}))
     else {
       thread = threads.get(context.scope, threadId)
-      if (!thread && body.if_not_exists === 'create') thread = threads.create(context.scope, threadId, withOwner(context.owner ?? '', {}))
+      // Another user's thread is not there for this one, whatever `if_not_exists` says.
+      if (thread && !owns(user, thread.metadata)) throw threadNotFound(threadId)
+      if (!thread && body.if_not_exists === 'create') thread = threads.create(context.scope, threadId, withOwner(user, {}))
       if (!thread) throw threadNotFound(threadId)
     }
     thread = threads.patchMetadata(thread, { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id })
-    const kwargs = { ...runSettings(body, context.headers, threadId === null, { configurable: configurableOf(thread.config), context: assistant.context }), ...extra }
+    const kwargs = { ...runSettings(body, context, threadId === null, { configurable: configurableOf(thread.config), context: assistant.context }), ...extra }
     threads.setConfig(thread, threadConfigAfter(thread, assistant, kwargs))
     return executor.create(context.scope, thread, uuid7({ msecs: clock.now() }), {
       assistant,

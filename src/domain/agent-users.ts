@@ -1,14 +1,17 @@
-// The agent server's users (`HANGAR_AGENT_AUTH=users`): who a Bearer token is, and which threads
-// that user may see. As a LangGraph custom auth handler does (`@auth.authenticate` returning an
-// identity; `@auth.on.threads` adding `owner` metadata on create and filtering every read by it),
-// a thread created by a user carries `metadata.owner = identity`, and another user's thread is not
-// found. Assistants and the store are shared by every user.
+// The agent server's users (`HANGAR_AGENT_AUTH=users`): who a Bearer token is, and what that user
+// may see. As a LangGraph custom auth handler does (`@auth.authenticate` returning an identity; an
+// `on("*")` handler adding `owner` metadata on create and filtering every read by it), a thread or
+// cron created by a user carries `metadata.owner = identity`, and another user's is not found. The
+// store is scoped by namespace instead (the documented `on("store")` handler): a user's namespaces
+// are those whose first label is its identity. Assistants are shared by every user. What each user
+// may do at all is its `permissions` (agent-permissions.ts).
 
 import { readFileSync } from 'node:fs'
 import { Type, type Static } from '@sinclair/typebox'
 import { ConfigError, settingName, type Config } from '../config.js'
 import { compile, INVALID } from '../validation/pydantic.js'
 import type { PydanticError } from '../validation/pydantic-error.js'
+import { isPermission, PERMISSION_FORMS } from './agent-permissions.js'
 
 const AgentUser = Type.Object({
   token: Type.String({ minLength: 1 }),
@@ -16,6 +19,10 @@ const AgentUser = Type.Object({
   permissions: Type.Optional(Type.Array(Type.String())),
 })
 export type AgentUser = Static<typeof AgentUser>
+/** A user as a request acts as it: everything but its token. */
+export type AuthUser = Omit<AgentUser, 'token'>
+/** Who a request acts as: a user, or nobody in particular (null: not in users mode). */
+export type Caller = Pick<AuthUser, 'identity'> | null
 const checkUsers = compile(Type.Array(AgentUser, { minItems: 1 }))
 
 /** The metadata key that names a thread's owner (the one LangGraph's custom auth examples use). */
@@ -32,6 +39,17 @@ export class AgentUsers {
   /** The user a Bearer token belongs to, if any. */
   byToken(token: string): AgentUser | undefined {
     return this.#byToken.get(token)
+  }
+
+  /**
+   * Whom something done later on a user's behalf (a cron's runs) acts as: the first user of the
+   * file with that identity, or (none has it any more) the identity with no permissions.
+   */
+  actingAs(identity: string): AuthUser {
+    const user = [...this.#byToken.values()].find((each) => each.identity === identity)
+    if (!user) return { identity, permissions: [] }
+    const { token: _token, ...rest } = user
+    return rest
   }
 }
 
@@ -59,21 +77,42 @@ export function loadAgentUsers(config: Pick<Config, 'agentAuth' | 'agentUsers'>)
     throw new ConfigError(`${setting}: the users file ${config.agentUsers}: ${where}: ${errors[0].msg}`)
   }
   const list = users as AgentUser[]
+  for (const [i, user] of list.entries()) {
+    const unknown = user.permissions?.find((permission) => !isPermission(permission))
+    if (unknown !== undefined) throw new ConfigError(`${setting}: the users file ${config.agentUsers}: [${i}].permissions: '${unknown}' is not a permission hangar knows; use ${PERMISSION_FORMS}`)
+  }
   const twice = list.find((user, i) => list.findIndex((other) => other.token === user.token) !== i)
   if (twice) throw new ConfigError(`${setting}: the users file ${config.agentUsers}: users '${list.find((u) => u.token === twice.token)!.identity}' and '${twice.identity}' have the same token`)
   return new AgentUsers(list)
 }
 
-/** Whether `owner` (the request's user; '' when there are no users) may see the thread: its own, or any without users. */
-export const ownsThread = (owner: string, metadata: Record<string, unknown>): boolean => owner === '' || metadata[OWNER] === owner
+/** Whether the caller may see what has this metadata: its own, or anything when there are no users. */
+export const owns = (caller: Caller, metadata: Record<string, unknown>): boolean => caller === null || metadata[OWNER] === caller.identity
 
 /**
- * The metadata a user's new thread gets, and the filter of a user's search: the client's, with the
- * owner over it (as LangGraph's handler does); unchanged without users.
+ * The metadata a user's new thread or cron gets, and the filter of a user's search: the client's,
+ * with the owner over it (as LangGraph's handler does); unchanged without users.
  */
-export const withOwner = <M extends Record<string, unknown> | null | undefined>(owner: string, metadata: M): M | Record<string, unknown> =>
-  owner === '' ? metadata : { ...metadata, [OWNER]: owner }
+export const withOwner = <M extends Record<string, unknown> | null | undefined>(caller: Caller, metadata: M): M | Record<string, unknown> =>
+  caller === null ? metadata : { ...metadata, [OWNER]: caller.identity }
 
-/** Whether a user's search asks for another owner's threads: the filter and the owner together match nothing. */
-export const asksForOthers = (owner: string, metadata: Record<string, unknown> | null | undefined): boolean =>
-  owner !== '' && metadata != null && OWNER in metadata && metadata[OWNER] !== owner
+/** Whether a user's search asks for another owner's: the filter and the owner together match nothing. */
+export const asksForOthers = (caller: Caller, metadata: Record<string, unknown> | null | undefined): boolean =>
+  caller !== null && metadata != null && OWNER in metadata && metadata[OWNER] !== caller.identity
+
+/** Whether a store namespace (or namespace prefix) is the caller's: its first label is the identity; any without users. */
+export const ownsNamespace = (caller: Caller, namespace: readonly string[]): boolean => caller === null || namespace[0] === caller.identity
+
+/**
+ * What a user's run gets in `config.configurable`, as the real server's `applyAuthToRunConfig`
+ * stamps it: the user (never its token), its identity and its permissions (an empty list when the
+ * file gives none, as the real server normalizes a user without permissions).
+ */
+export function authConfigurable(user: AuthUser): Record<string, unknown> {
+  const permissions = user.permissions ?? []
+  return {
+    langgraph_auth_user: { identity: user.identity, display_name: user.identity, is_authenticated: true, permissions },
+    langgraph_auth_user_id: user.identity,
+    langgraph_auth_permissions: permissions,
+  }
+}

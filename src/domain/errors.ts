@@ -13,6 +13,13 @@ export abstract class DomainError extends Error {
 /** Something the request names does not exist, or is not visible to the caller (404). */
 export class NotFound extends DomainError {}
 
+/** The caller is known but may not do this: a user's permissions, or a store namespace that is not its own (403). */
+export class Forbidden extends DomainError {
+  constructor() {
+    super('Forbidden')
+  }
+}
+
 /** A rule of the real service beyond its schemas was broken (400). */
 export class RuleViolation extends DomainError {}
 

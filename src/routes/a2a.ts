@@ -7,9 +7,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import type { A2AEndpoint } from '../agent/a2a.js'
 import { idOf, parseRequest, rpcError, rpcResult, RpcError, RPC_CODES, type RpcId } from '../agent/json-rpc.js'
-import type { RequestContext } from '../agent/run-requests.js'
 import type { Config } from '../config.js'
 import { publicBase } from '../public-url.js'
+import { requestContext } from './request-context.js'
 import { AnyDict, errorResponses } from '../schemas/common.js'
 import { SseWriter, type OpenStreams } from '../sse/writer.js'
 import { UnparsableBody } from '../validation/request.js'
@@ -25,8 +25,7 @@ const RpcBody = AnyDict({ description: 'A JSON-RPC 2.0 response: `result`, or `e
 const CARD_PATH = '/.well-known/agent-card.json'
 
 export const a2aRoutes: FastifyPluginAsyncTypebox<A2ARoutesOptions> = async (app, { a2a, config, openStreams }) => {
-  const context = (request: FastifyRequest): RequestContext =>
-    ({ scope: request.agentScope, owner: request.agentUser, headers: request.headers, publicBase: publicBase(request, config.publicUrl) })
+  const context = (request: FastifyRequest) => requestContext(request, config.publicUrl)
 
   /** Answers with an SSE stream: each result as one `data:` line of a JSON-RPC response to `id`. */
   async function streamResults(reply: FastifyReply, id: RpcId, results: AsyncGenerator<unknown>) {
@@ -82,11 +81,11 @@ export const a2aRoutes: FastifyPluginAsyncTypebox<A2ARoutesOptions> = async (app
           return streamResults(reply, id, a2a.stream(started))
         }
         case 'tasks/resubscribe':
-          return streamResults(reply, id, await a2a.resubscribe(request.agentScope, rpc.params))
+          return streamResults(reply, id, await a2a.resubscribe(request.agentScope, rpc.params, request.agentUser))
         case 'tasks/get':
-          return rpcResult(id, await a2a.get(request.agentScope, rpc.params))
+          return rpcResult(id, await a2a.get(request.agentScope, rpc.params, request.agentUser))
         case 'tasks/cancel':
-          return rpcResult(id, await a2a.cancel(request.agentScope, rpc.params))
+          return rpcResult(id, await a2a.cancel(request.agentScope, rpc.params, request.agentUser))
         case 'tasks/pushNotificationConfig/set':
         case 'tasks/pushNotificationConfig/get':
         case 'tasks/pushNotificationConfig/list':

@@ -39,13 +39,12 @@ function named<T extends object>(request: FastifyRequest, body: T): Partial<T> {
  */
 export const cronRoutes: FastifyPluginAsyncTypebox<CronRoutesOptions> = async (app, { crons, config }) => {
   const where = (request: FastifyRequest) => ({ scope: request.agentScope, publicBase: publicBase(request, config.publicUrl) })
-  const userOf = (request: FastifyRequest) => request.userId || null
 
   app.post('/threads/:thread_id/runs/crons', {
     schema: { tags, summary: 'Create Thread Cron', params: ThreadParams, body: ThreadCronCreate, response: { 200: Cron, ...errorResponses(404, 422) } },
   }, async (request) => {
     checkSchedule(request.body)
-    return crons.create(where(request), request.params.thread_id, named(request, request.body) as CronRequest, userOf(request))
+    return crons.create(where(request), request.params.thread_id, named(request, request.body) as CronRequest, request.agentUser)
   })
 
   app.post('/runs/crons', {
@@ -53,7 +52,7 @@ export const cronRoutes: FastifyPluginAsyncTypebox<CronRoutesOptions> = async (a
   }, async (request) => {
     checkSchedule(request.body)
     const body = { ...named(request, request.body), on_run_completed: request.body.on_run_completed } as CronRequest
-    return crons.create(where(request), null, body, userOf(request))
+    return crons.create(where(request), null, body, request.agentUser)
   })
 
   app.post('/runs/crons/search', {
@@ -64,7 +63,7 @@ export const cronRoutes: FastifyPluginAsyncTypebox<CronRoutesOptions> = async (a
     const found = crons.search(request.agentScope, {
       filter: { assistantId: q.assistant_id, threadId: q.thread_id, enabled: q.enabled, metadata: q.metadata ?? undefined },
       sortBy: q.sort_by ?? 'created_at', order: q.sort_order ?? 'desc', limit: q.limit ?? 10, offset,
-    })
+    }, request.agentUser)
     return sendPage(reply, { items: found.items, total: found.total, offset, select: q.select })
   })
 
@@ -72,24 +71,24 @@ export const cronRoutes: FastifyPluginAsyncTypebox<CronRoutesOptions> = async (a
     schema: { tags, summary: 'Count Crons', body: CronCount, response: { 200: Type.Integer({ title: 'Count' }), ...errorResponses(422) } },
   }, async (request) => {
     const q = request.body
-    return crons.count(request.agentScope, { assistantId: q.assistant_id, threadId: q.thread_id, metadata: q.metadata ?? undefined })
+    return crons.count(request.agentScope, { assistantId: q.assistant_id, threadId: q.thread_id, metadata: q.metadata ?? undefined }, request.agentUser)
   })
 
   app.get('/runs/crons/:cron_id', {
     schema: { tags, summary: 'Get Cron', params: CronParams, response: { 200: Cron, ...errorResponses(404, 422) } },
-  }, async (request) => crons.get(request.agentScope, request.params.cron_id))
+  }, async (request) => crons.get(request.agentScope, request.params.cron_id, request.agentUser))
 
   app.patch('/runs/crons/:cron_id', {
     schema: { tags, summary: 'Update Cron', params: CronParams, body: CronPatch, response: { 200: Cron, ...errorResponses(404, 422) } },
   }, async (request) => {
     checkSchedule(request.body)
-    return crons.patch(request.agentScope, request.params.cron_id, named(request, request.body) as CronPatchBody)
+    return crons.patch(request.agentScope, request.params.cron_id, named(request, request.body) as CronPatchBody, request.agentUser)
   })
 
   app.delete('/runs/crons/:cron_id', {
     schema: { tags, summary: 'Delete Cron', params: CronParams, response: { ...noContent, ...errorResponses(404, 422) } },
   }, async (request, reply) => {
-    crons.delete(request.agentScope, request.params.cron_id)
+    crons.delete(request.agentScope, request.params.cron_id, request.agentUser)
     return reply.code(204).send(null)
   })
 }

@@ -8,7 +8,7 @@ import { namesType } from '../accept.js'
 import { idOf, parseRequest, rpcError, rpcResult, RpcError, RPC_CODES, type RpcId } from '../agent/json-rpc.js'
 import type { McpEndpoint } from '../agent/mcp.js'
 import type { Config } from '../config.js'
-import { publicBase } from '../public-url.js'
+import { requestContext } from './request-context.js'
 import { AnyDict } from '../schemas/common.js'
 import { UnparsableBody } from '../validation/request.js'
 
@@ -35,8 +35,7 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRoutesOptions> = async (app
       }
       const rpc = parseRequest(request.body, request.body instanceof UnparsableBody)
       id = rpc.id
-      const context = { scope: request.agentScope, owner: request.agentUser, headers: request.headers, publicBase: publicBase(request, config.publicUrl) }
-      const result = await mcp.handle(context, rpc)
+      const result = await mcp.handle(requestContext(request, config.publicUrl), rpc)
       // A notification is acknowledged with no body at all (not `null`).
       if (id === undefined) return reply.code(202).send(undefined as never)
       return rpcResult(id, result)

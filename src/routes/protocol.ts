@@ -11,7 +11,7 @@ import { ProtocolSocket } from '../agent/protocol-socket.js'
 import { envelope, type EventFilter, type ThreadLog } from '../agent/thread-log.js'
 import type { Config } from '../config.js'
 import { NotFound } from '../domain/errors.js'
-import { publicBase } from '../public-url.js'
+import { requestContext } from './request-context.js'
 import { type OpenStreams, SseWriter } from '../sse/writer.js'
 import { COMMAND_SCHEMA, EVENT_FILTER_SCHEMA, zodErrorBody, zodIssues, type ZodObject } from '../validation/zod-issues.js'
 
@@ -52,10 +52,7 @@ export const protocolRoutes: FastifyPluginAsyncTypebox<ProtocolRoutesOptions> = 
   const { protocolCommands: commands, threadLog } = options
 
   const context = (request: FastifyRequest): CommandContext => ({
-    scope: request.agentScope,
-    owner: request.agentUser,
-    headers: request.headers,
-    publicBase: publicBase(request, options.config.publicUrl),
+    ...requestContext(request, options.config.publicUrl),
     threadId: (request.params as { thread_id: string }).thread_id,
   })
 

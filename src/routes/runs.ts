@@ -4,16 +4,16 @@ import { Type } from '@sinclair/typebox'
 import type { FaultInjector } from '../admin/faults.js'
 import { joinSends } from '../agent/event-modes.js'
 import type { RunExecutor } from '../agent/run-executor.js'
-import { threadNotFound, type RequestContext, type RunRequests } from '../agent/run-requests.js'
+import { threadNotFound, type RunRequests } from '../agent/run-requests.js'
 import type { Config } from '../config.js'
-import { ownsThread } from '../domain/agent-users.js'
+import { owns } from '../domain/agent-users.js'
 import { ApiError } from '../errors.js'
 import { AnyDict, errorResponses } from '../schemas/common.js'
 import { CancelManyQuery, CancelQuery, JoinStreamQuery, RunsCancel, LastEventIdHeader, Run, RunCreate, RunListQuery, RunParams, ThreadParams } from '../schemas/agent.js'
 import { ACTIVE_RUN_STATUSES, type Run as RunRecord, type RunRepository } from '../store/runs.js'
 import type { Thread, ThreadRepository } from '../store/threads.js'
 import { SseWriter, type OpenStreams } from '../sse/writer.js'
-import { publicBase } from '../public-url.js'
+import { requestContext } from './request-context.js'
 
 export interface RunRoutesOptions {
   threads: ThreadRepository
@@ -50,8 +50,7 @@ export const runRoutes: FastifyPluginAsyncTypebox<RunRoutesOptions> = async (app
     return run
   }
 
-  const context = (request: FastifyRequest): RequestContext =>
-    ({ scope: request.agentScope, owner: request.agentUser, headers: request.headers, publicBase: publicBase(request, options.config.publicUrl) })
+  const context = (request: FastifyRequest) => requestContext(request, options.config.publicUrl)
   const createRun = (request: FastifyRequest, threadId: string | null, body: RunCreate): RunRecord =>
     runRequests.create(context(request), threadId, body)
 
@@ -181,11 +180,11 @@ export const runRoutes: FastifyPluginAsyncTypebox<RunRoutesOptions> = async (app
       if (threadId != null || runIds != null) throw new ApiError(422, "Cannot specify 'thread_id' or 'run_ids' when using 'status'")
       // A user (HANGAR_AGENT_AUTH=users) cancels the runs of its own threads only.
       found = runs.withStatus(request.agentScope, status === 'all' ? ACTIVE_RUN_STATUSES : [status])
-        .filter((run) => ownsThread(request.agentUser, threads.bySeq(run.thread_seq)?.metadata ?? {}))
+        .filter((run) => owns(request.agentUser, threads.bySeq(run.thread_seq)?.metadata ?? {}))
     } else {
       if (threadId == null || runIds == null) throw new ApiError(422, "Must provide either a status or both 'thread_id' and 'run_ids'")
       const thread = threads.get(request.agentScope, threadId)
-      found = thread && ownsThread(request.agentUser, thread.metadata) ? runIds.flatMap((id) => runs.get(thread.seq, id) ?? []) : []
+      found = thread && owns(request.agentUser, thread.metadata) ? runIds.flatMap((id) => runs.get(thread.seq, id) ?? []) : []
     }
     // Runs named by id that have already ended are found (and left as they are); none at all is a 404.
     if (found.length === 0) throw ApiError.notFound('No runs found to cancel.')

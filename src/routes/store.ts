@@ -20,7 +20,7 @@ export const storeRoutes: FastifyPluginAsyncTypebox<StoreRoutesOptions> = async 
     schema: { tags, summary: 'Store or update an item.', body: StorePut, response: { ...noContent, ...errorResponses(422) } },
   }, async (request, reply) => {
     const { namespace, key, value, index, ttl } = request.body
-    store.put(request.agentScope, { namespace, key, value, index: index ?? null, ttl: ttl ?? null })
+    store.put(request.agentScope, { namespace, key, value, index: index ?? null, ttl: ttl ?? null }, request.agentUser)
     return reply.code(204).send(null)
   })
 
@@ -29,13 +29,13 @@ export const storeRoutes: FastifyPluginAsyncTypebox<StoreRoutesOptions> = async 
   }, async (request) => {
     // The SDKs send the labels joined by '.'; the document's form repeats the parameter, one label each.
     const namespace = (request.query.namespace ?? []).flatMap((part) => part.split('.'))
-    return store.get(request.agentScope, namespace, request.query.key, request.query.refresh_ttl ?? null)
+    return store.get(request.agentScope, namespace, request.query.key, request.query.refresh_ttl ?? null, request.agentUser)
   })
 
   app.delete('/store/items', {
     schema: { tags, summary: 'Delete an item.', body: StoreDelete, response: { ...noContent, ...errorResponses(422) } },
   }, async (request, reply) => {
-    store.delete(request.agentScope, request.body.namespace ?? [], request.body.key)
+    store.delete(request.agentScope, request.body.namespace ?? [], request.body.key, request.agentUser)
     return reply.code(204).send(null)
   })
 
@@ -50,7 +50,7 @@ export const storeRoutes: FastifyPluginAsyncTypebox<StoreRoutesOptions> = async 
       offset: body.offset ?? 0,
       query: body.query ?? null,
       refreshTtl: body.refresh_ttl ?? null,
-    })
+    }, request.agentUser)
     return { items }
   })
 
@@ -60,7 +60,7 @@ export const storeRoutes: FastifyPluginAsyncTypebox<StoreRoutesOptions> = async 
     const body = request.body
     const namespaces = store.namespaces(request.agentScope, {
       prefix: body.prefix ?? [], suffix: body.suffix ?? [], maxDepth: body.max_depth ?? null, limit: body.limit ?? 100, offset: body.offset ?? 0,
-    })
+    }, request.agentUser)
     return { namespaces }
   })
 }

@@ -6,7 +6,7 @@ import { threadNotFound } from '../agent/run-requests.js'
 import type { GraphEngine } from '../agent/types.js'
 import { GraphError } from '../agent/engine.js'
 import { extractAll, extractProblems } from '../agent/thread-extract.js'
-import { asksForOthers, ownsThread, withOwner } from '../domain/agent-users.js'
+import { asksForOthers, owns, withOwner } from '../domain/agent-users.js'
 import { ApiError } from '../errors.js'
 import { errorResponses } from '../schemas/common.js'
 import {
@@ -98,7 +98,7 @@ export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = asyn
     const existing = threads.get(request.agentScope, id)
     if (existing) {
       // Another user's thread is not handed over: its id is taken, that is all the caller learns.
-      if (body.if_exists === 'do_nothing' && ownsThread(request.agentUser, existing.metadata)) return presentThread(existing)
+      if (body.if_exists === 'do_nothing' && owns(request.agentUser, existing.metadata)) return presentThread(existing)
       throw ApiError.conflict('Thread already exists')
     }
     // A superstep the graph refuses (a 400) leaves no thread behind.
@@ -136,7 +136,7 @@ export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = asyn
     let pruned = 0
     for (const id of new Set(request.body.thread_ids)) {
       const thread = threads.get(request.agentScope, id)
-      if (!thread || !ownsThread(request.agentUser, thread.metadata)) continue
+      if (!thread || !owns(request.agentUser, thread.metadata)) continue
       if ((request.body.strategy ?? 'delete') === 'delete') {
         await executor.cancelThread(thread)
         threads.delete(thread)
