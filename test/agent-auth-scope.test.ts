@@ -229,10 +229,13 @@ t.test('A2A tasks and contexts are their user\'s; MCP runs as the caller', async
   const sent = await call('alice-token', 'POST', '/a2a/agent', a2aMessage('hello a2a'))
   const task = sent.body.result as { id: string; contextId: string }
   t.equal((await alice.threads.get(task.contextId)).metadata?.owner, 'alice', 'the context alice opened is her thread')
-  for (const method of ['tasks/get', 'tasks/cancel']) {
+  for (const method of ['tasks/get', 'tasks/cancel', 'tasks/resubscribe']) {
     const refused = await call('bob-token', 'POST', '/a2a/agent', rpc(method, { id: task.id }))
     t.same([refused.status, refused.body.error], [404, { code: -32001, message: `Task ${task.id} not found` }], `${method} of alice's task: not found for bob`)
   }
+  const answering = rpc('message/send', { message: { role: 'user', messageId: 'm-answer', parts: [{ kind: 'text', text: 'yes' }], taskId: task.id } })
+  const answeredByBob = await call('bob-token', 'POST', '/a2a/agent', answering)
+  t.same([answeredByBob.status, answeredByBob.body.error], [404, { code: -32001, message: `Task ${task.id} not found` }], 'a message answering alice\'s task: not found for bob')
   const intruding = await call('bob-token', 'POST', '/a2a/agent', a2aMessage('me too', task.contextId))
   t.same([intruding.status, intruding.body.error], [404, { code: -32602, message: `Context ${task.contextId} not found` }], 'bob cannot continue alice\'s context')
   t.equal((await alice.runs.list(task.contextId)).length, 1, 'nothing ran on it')
