@@ -76,8 +76,8 @@ const DURATIONS: Record<TimedSpeed, Partial<Record<RevisionStatus, number>>> = {
 
 const timedDurations = (speed: RevisionSpeed) => timedTable(DURATIONS, speed)
 
-/** Sources that are built from code walk the build steps; image sources skip them. */
-export const BUILT_SOURCES: readonly string[] = ['github', 'internal_source']
+/** Sources that are built from code (a template is code too) walk the build steps; image sources skip them. */
+export const BUILT_SOURCES: readonly string[] = ['github', 'internal_source', 'internal_template']
 
 const BUILD_TRACK: readonly RevisionStatus[] = [
   'CREATING',
