@@ -25,6 +25,7 @@ import {
   RevisionParams,
   RevisionsList,
 } from '../schemas/deployments.js'
+import { nextOffset } from '../store/db.js'
 import type { DeploymentRepository } from '../store/deployments.js'
 import type { ReadCache } from '../store/read-cache.js'
 import { integrationsFor, type Fixtures } from '../fixtures.js'
@@ -97,7 +98,7 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions
     const base = publicBase(request, publicUrl)
     return cached(request, reply, base, () => {
       const resources = deployments.list(request.tenantId, filter, q.limit!, q.offset!)
-      return { resources: resources.map((deployment) => present(request, deployment, base)), offset: q.offset! + resources.length }
+      return { resources: resources.map((deployment) => present(request, deployment, base)), offset: nextOffset(q.offset!, resources.length) }
     })
   })
 
@@ -202,7 +203,7 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions
     const filter = { statuses: csv(q.status), remoteReconciled: q.remote_reconciled ?? null }
     const resources = deployments.listRevisions(request.tenantId, id, filter, q.limit!, q.offset!)
     if (!resources) throw deploymentNotFound(id)
-    return { resources, offset: q.offset! + resources.length }
+    return { resources, offset: nextOffset(q.offset!, resources.length) }
   })
 
   app.post('/v2/deployments/:deployment_id/revisions', {

@@ -14,7 +14,7 @@ import {
 } from '../lifecycle/revisions.js'
 import type { Deployment, Revision, SourceConfig } from '../schemas/deployments.js'
 import type { Statement } from 'better-sqlite3'
-import type { Db } from './db.js'
+import { pageBound, type Db } from './db.js'
 import { DeploymentDeletions } from './deployment-deletions.js'
 import { anchorOf, toDeployment, toRevision, type DeploymentRow, type RevisionRow } from './deployment-rows.js'
 
@@ -232,7 +232,7 @@ export class DeploymentRepository {
         ${given.map(([, condition]) => `AND ${condition}`).join(' ')} ORDER BY seq DESC LIMIT @limit OFFSET @offset`)
       this.#listStatements.set(key, statement)
     }
-    const bound = Object.fromEntries([['tenant', tenantId], ...given.map(([name]) => [name, params[name]]), ['limit', limit], ['offset', offset]])
+    const bound = Object.fromEntries([['tenant', tenantId], ...given.map(([name]) => [name, params[name]]), ['limit', pageBound(limit)], ['offset', pageBound(offset)]])
     return statement.all(bound).map(toDeployment)
   }
 
@@ -315,8 +315,8 @@ export class DeploymentRepository {
         seq: row.seq,
         match: filter.remoteReconciled == null || filter.remoteReconciled === remote ? 1 : 0,
         statuses: filter.statuses ? JSON.stringify(filter.statuses) : null,
-        limit,
-        offset,
+        limit: pageBound(limit),
+        offset: pageBound(offset),
       })
       .map(toRevision)
   }
