@@ -263,10 +263,11 @@ t.test('SKIPPED and INTERRUPTED stay put, and read as the tools expect', async (
 })
 
 t.test('GET /v2/deployments/free-count counts the workspace\'s dev_free and dev_free_zero deployments', async (t) => {
-  const { tf, base } = await serve(t)
+  const { tf, base, clock } = await serve(t)
   t.same((await tf.get('/v2/deployments/free-count')).body, { count: 0 })
+  const ids: Record<string, string> = {}
   for (const type of ['dev_free', 'dev_free_zero', 'dev', 'prod']) {
-    await tf.post('/v2/deployments', dockerDeployment({ name: type, source_config: { deployment_type: type } }))
+    ids[type] = (await tf.post('/v2/deployments', dockerDeployment({ name: type, source_config: { deployment_type: type } }))).body.id
   }
   const count = await tf.get('/v2/deployments/free-count')
   t.equal(count.status, 200)
@@ -274,6 +275,10 @@ t.test('GET /v2/deployments/free-count counts the workspace\'s dev_free and dev_
   t.same((await fetchClient(`${base}/api-host`, TF_HEADERS).get('/v2/deployments/free-count')).body, { count: 2 }, 'under /api-host too')
   t.same((await fetchClient(base, { ...TF_HEADERS, 'X-Tenant-Id': TENANT_B }).get('/v2/deployments/free-count')).body, { count: 0 }, 'per workspace')
   t.equal((await tf.get('/v2/deployments/free-count', { 'X-Api-Key': '' })).status, 401, 'behind the same gate')
+  await tf.delete(`/v2/deployments/${ids.dev_free}`)
+  t.same((await tf.get('/v2/deployments/free-count')).body, { count: 2 }, 'one being deleted still counts')
+  clock.advance(3000)
+  t.same((await tf.get('/v2/deployments/free-count')).body, { count: 1 }, 'until it is gone')
   const patch = await tf.patch('/v2/deployments/free-count', {})
   t.equal(patch.status, 422, 'another method reaches the deployment route, whose id must be a UUID')
   t.equal(patch.body.detail[0].type, 'uuid_parsing')
