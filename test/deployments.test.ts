@@ -16,13 +16,17 @@ t.test('creating a deployment answers 201 with the full record and its first rev
   t.equal(d.tenant_id, '00000000-0000-4000-8000-68616e676172')
   t.same(Object.keys(d), [
     'name', 'source', 'source_config', 'source_revision_config', 'secrets', 'secret_references',
-    'id', 'tenant_id', 'created_at', 'updated_at', 'status', 'latest_revision_id', 'active_revision_id', 'image_version', 'url',
-  ], 'every field, in the real service\'s order (`url` is in the newer responses)')
+    'id', 'tenant_id', 'created_at', 'updated_at', 'status', 'latest_revision_id', 'active_revision_id', 'image_version',
+    'display_name', 'is_managed_deep_agent', 'url',
+  ], 'every field, in the real service\'s order (`display_name`, `is_managed_deep_agent`, `url` are in the newer responses)')
+  t.equal(d.display_name, null)
+  t.equal(d.is_managed_deep_agent, false)
+  t.same(d.secret_references, [], 'no secret references read as an empty list')
   t.equal(d.url, `http://localhost:80/deployments/${d.id}/agent`, 'where hangar serves its agent server, from the Host')
   t.equal(d.source_config.custom_url, d.url, 'github: custom_url is set automatically (read only), as the spec says')
   t.same(Object.keys(d.source_config), [
     'integration_id', 'repo_url', 'deployment_type', 'build_on_push', 'custom_url', 'resource_spec',
-    'listener_id', 'listener_config', 'install_command', 'build_command',
+    'listener_id', 'listener_config', 'install_command', 'build_command', 'template_id',
   ])
   t.equal(d.source_revision_config.repo_ref, 'main')
   t.equal(d.source_revision_config.langgraph_config_path, 'langgraph.json')
@@ -240,20 +244,22 @@ t.test('PATCH of an unknown deployment is 404; an empty PATCH returns it unchang
   t.same(same.body, d)
 })
 
-t.test('DELETE answers 204 with no body; the deployment and its revisions are then 404', async (t) => {
-  const { api } = await makeApp(t)
+t.test('DELETE answers 204 with no body; once the deletion has run its course the deployment and its revisions are 404', async (t) => {
+  const { api, clock } = await makeApp(t)
   const d = (await api.post('/v2/deployments', githubDeployment())).body
   const res = await api.delete(`/v2/deployments/${d.id}?delete_tracing_project=true`)
   t.equal(res.status, 204)
   t.equal(res.text, '')
+  t.equal((await api.get(`/v2/deployments/${d.id}`)).body.status, 'AWAITING_DELETE', 'at first it is still there, being deleted')
+  clock.advance(3000)
   t.same((await api.get(`/v2/deployments/${d.id}`)).body, { detail: `Deployment ID ${d.id} not found.` })
   t.equal((await api.get(`/v2/deployments/${d.id}/revisions`)).status, 404)
   t.equal((await api.get(`/v2/deployments/${d.id}/revisions/${d.latest_revision_id}`)).status, 404)
-  t.equal((await api.delete(`/v2/deployments/${d.id}`)).status, 404, 'deleting twice is 404')
+  t.equal((await api.delete(`/v2/deployments/${d.id}`)).status, 404, 'deleting what is gone is 404')
 })
 
 t.test('bulk delete answers 200 when all are deleted, 207 when some are missing, 404 when none exist', async (t) => {
-  const { api } = await makeApp(t)
+  const { api } = await makeApp(t, { config: { revisionSpeed: 'instant' } })
   const ids = []
   for (const name of ['a', 'b', 'c']) ids.push((await api.post('/v2/deployments', githubDeployment({ name }))).body.id)
   const ghost = '7e1d0000-0000-4000-8000-000000000000'

@@ -67,8 +67,10 @@ for (const field of ['langgraph_config_path', 'graph_config_path']) {
     t.equal(log.at(-1), 'DEPLOYED')
     t.ok(log.length >= 4 && log.length <= 31, `polled ${log.length} times within the client's 30 minutes`)
     t.ok(log.includes('BUILDING'), 'a realistic revision is seen building between polls')
-    const gone = await fetch(`${base}/v2/deployments/${id}`, { headers: { 'X-Api-Key': 'k', 'X-Tenant-Id': TENANT_A } })
-    t.equal(gone.status, 404)
+    const read = () => fetch(`${base}/v2/deployments/${id}`, { headers: { 'X-Api-Key': 'k', 'X-Tenant-Id': TENANT_A } })
+    t.equal(((await (await read()).json()) as { status: string }).status, 'AWAITING_DELETE', 'a deletion takes time')
+    clock.advance(3 * 60_000)
+    t.equal((await read()).status, 404, 'three minutes later (realistic) it is gone')
   })
 }
 

@@ -67,6 +67,10 @@ async function buildWorld(app: App): Promise<World> {
   await ok('patch', 200, api.patch(`/v2/deployments/${github.id}`, { source_revision_config: { repo_ref: 'dev' } }))
   const broken = await ok('failing deployment', 201, api.post('/v2/deployments', dockerDeployment({ name: 'broken', source_revision_config: { image_uri: 'hangar/fail-create' } })))
   const revisions = (await ok('revisions', 200, api.get(`/v2/deployments/${github.id}/revisions`))).resources.map((r: any) => r.id)
+  // A deployment being deleted (at the manual speed it stays so), which takes no more changes.
+  const leaving = await ok('leaving deployment', 201, api.post('/v2/deployments', dockerDeployment({ name: 'leaving' })))
+  await ok('manual speed', 200, api.post(`/_hangar/deployments/${leaving.id}/speed`, { speed: 'manual' }))
+  await ok('delete', 204, api.delete(`/v2/deployments/${leaving.id}`))
   const listener = await ok('listener', 201, api.post('/v2/listeners', { compute_type: 'k8s', compute_id: 'cluster-1', compute_config: { k8s_namespaces: ['default'] } }))
   await ok('provider', 200, api.post('/v2/auth/providers', { provider_id: 'fuzz', name: 'Fuzz', client_id: 'fuzz-client', auth_url: 'https://auth.example/authorize', token_url: 'https://auth.example/token' }))
 
@@ -138,6 +142,12 @@ async function buildWorld(app: App): Promise<World> {
     refuse('deployment_type cannot change', 'PATCH', `${prefix}/v2/deployments/${github.id}`, { source_config: { deployment_type: 'prod' } })
     refuse('a finished revision cannot be interrupted', 'POST', `${prefix}/v2/deployments/${ready.id}/revisions/${ready.latest_revision_id}/interrupt`)
     refuse('bulk delete of nothing', 'DELETE', `${prefix}/v2/deployments?deployment_ids=${SAMPLE_UUID}`)
+    refuse('min_scale 0 outside dev_zero', 'POST', `${prefix}/v2/deployments`, dockerDeployment({ name: 'n5', source_config: { resource_spec: { min_scale: 0 } } }))
+    refuse('an internal_template needs its template_id', 'POST', `${prefix}/v2/deployments`, { name: 'n6', source: 'internal_template', source_config: {}, source_revision_config: {}, secrets: [] })
+    refuse('an internal_source config path without its tarball', 'POST', `${prefix}/v2/deployments`, { name: 'n7', source: 'internal_source', source_config: {}, source_revision_config: { langgraph_config_path: 'l.json' }, secrets: [] })
+    refuse('a revision body that changes what cannot change', 'POST', `${prefix}/v2/deployments/${github.id}/revisions`, { source_config: { repo_url: 'https://elsewhere' } })
+    refuse('a deployment being deleted takes no PATCH', 'PATCH', `${prefix}/v2/deployments/${leaving.id}`, { display_name: 'x' })
+    refuse('a deployment being deleted takes no revision', 'POST', `${prefix}/v2/deployments/${leaving.id}/revisions`, {})
     refuse('a compute_id is unique', 'POST', `${prefix}/v2/listeners`, { compute_type: 'k8s', compute_id: 'cluster-1', compute_config: {} })
     refuse('no listeners without the plan', 'POST', `${prefix}/v2/listeners`, { compute_type: 'k8s', compute_id: 'c2', compute_config: {} }, { 'x-tenant-id': NO_PLAN_WORKSPACE })
     refuse('a provider id is unique', 'POST', `${prefix}/v2/auth/providers`, { provider_id: 'github', name: 'G', client_id: 'c', auth_url: 'https://a', token_url: 'https://t' })
@@ -234,6 +244,8 @@ async function buildWorld(app: App): Promise<World> {
   refuse('a finished revision cannot advance', 'POST', `/_hangar/deployments/${ready.id}/revisions/${ready.latest_revision_id}/advance`)
   refuse('a finished revision cannot be forced', 'POST', `/_hangar/deployments/${ready.id}/revisions/${ready.latest_revision_id}/status`, { status: 'DEPLOYED' })
   refuse('an unknown fault', 'DELETE', `/_hangar/faults/${SAMPLE_UUID}`)
+  refuse('a deletion that was never started cannot advance', 'POST', `/_hangar/deployments/${ready.id}/deletion/advance`)
+  refuse('an unknown deployment\'s deletion cannot advance', 'POST', `/_hangar/deployments/${SAMPLE_UUID}/deletion/advance`)
   // State documents that are not ones: each is a 400 and must change nothing.
   const doc = JSON.parse((await app.inject({ method: 'GET', url: '/_hangar/state' })).body)
   const tables = Object.keys(doc.tables)
@@ -940,6 +952,19 @@ t.test('the clock refuses instants no date can hold, and keeps working', async (
     t.equal(now.body.now_ms, START, 'and the clock did not move')
     await api.post('/_hangar/clock', { action: 'set', to: START })
   }
+})
+
+t.test('a page offset beyond what SQLite binds reads as an empty page, never a 5xx', async (t) => {
+  const { api } = await small(t)
+  const huge = '9'.repeat(400)
+  for (const url of [`/v2/listeners?limit=1&offset=${huge}`, `/v2/deployments?offset=${huge}`, '/v2/deployments?offset=9223372036854775807']) {
+    const res = await api.get(url)
+    t.equal(res.status, 200, url.slice(0, 40))
+    t.same(res.body.resources, [], 'past the end: nothing')
+  }
+  const threads = await api.post('/threads/search', { offset: 1e30 })
+  t.equal(threads.status, 200)
+  t.same(threads.body, [])
 })
 
 t.test('a feedback token expiry no date can hold is refused, and nothing is stored', async (t) => {

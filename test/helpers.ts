@@ -58,6 +58,34 @@ export function clientFor(app: App, defaults: Record<string, string> = { 'x-api-
   }
 }
 
+/**
+ * A client over real HTTP (`fetch`) to a listening hangar at `base`, sending `headers` on every
+ * request the way a tool does (e.g. `X-Api-Key`, `X-Tenant-Id`), and `Content-Type` with bodies.
+ */
+export function fetchClient(base: string, headers: Record<string, string>): Client {
+  const request: Client['request'] = async (method, url, options = {}) => {
+    const sent: Record<string, string> = { ...headers, ...options.headers }
+    let body: string | undefined = options.raw
+    if (options.body !== undefined) {
+      body = JSON.stringify(options.body)
+      sent['Content-Type'] ??= 'application/json'
+    }
+    const res = await fetch(`${base}${url}`, { method, headers: sent, body })
+    const text = await res.text()
+    const received: Record<string, string> = {}
+    res.headers.forEach((value, name) => { received[name] = value })
+    return { status: res.status, headers: received, text, body: text ? JSON.parse(text) : undefined }
+  }
+  return {
+    request,
+    get: (url, extra) => request('GET', url, { headers: extra }),
+    post: (url, body, extra) => request('POST', url, { body, headers: extra }),
+    patch: (url, body, extra) => request('PATCH', url, { body, headers: extra }),
+    put: (url, body, extra) => request('PUT', url, { body, headers: extra }),
+    delete: (url, extra) => request('DELETE', url, { headers: extra }),
+  }
+}
+
 export interface TestAppOptions {
   config?: Partial<Config>
   /** Default: a manual clock frozen at START. */

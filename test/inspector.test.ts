@@ -121,6 +121,7 @@ t.test('GET /_hangar/deployments/{id}/revisions: each revision, its next status 
   t.same(await schedule(), {
     deployment_id: d.id, workspace: TENANT_A, speed: 'fast', now: new Date(START).toISOString(),
     revisions: [{ id: d.latest_revision_id, status: 'CREATING', speed: 'fast', next_status: 'QUEUED', next_at: new Date(START + 1000).toISOString(), next_in_ms: 1000 }],
+    deletion: null,
   }, 'no X-Tenant-Id needed: the admin API reaches every workspace')
 
   clock.advance(1400)
@@ -143,7 +144,7 @@ t.test('GET /_hangar/deployments/{id}/revisions: each revision, its next status 
 })
 
 t.test('GET /_hangar/deployments/{id}/revisions: a failing revision\'s track, poll speed, and the errors', async (t) => {
-  const { api } = await makeApp(t)
+  const { api, clock } = await makeApp(t)
   const failing = (await api.post('/v2/deployments', githubDeployment({ source_revision_config: { repo_ref: 'hangar/fail-build', langgraph_config_path: 'langgraph.json' } }))).body
   await api.post(`/_hangar/deployments/${failing.id}/speed`, { speed: 'poll' })
   const steps: string[] = []
@@ -162,6 +163,8 @@ t.test('GET /_hangar/deployments/{id}/revisions: a failing revision\'s track, po
   t.same(missing.body, { detail: `Deployment ID ${GHOST} not found.` })
   const deleted = (await api.post('/v2/deployments', dockerDeployment({ name: 'gone' }))).body
   await api.delete(`/v2/deployments/${deleted.id}`)
+  t.match((await api.get(`/_hangar/deployments/${deleted.id}/revisions`)).body.deletion, { status: 'AWAITING_DELETE', next_status: 'AWAITING_FINAL_DELETE', next_in_ms: 2000 }, 'a deployment being deleted')
+  clock.advance(3000)
   t.equal((await api.get(`/_hangar/deployments/${deleted.id}/revisions`)).status, 404, 'a deleted deployment')
   const invalid = await api.get('/_hangar/deployments/not-a-uuid/revisions')
   t.equal(invalid.status, 422)

@@ -53,5 +53,7 @@ t.test('GET and list answers follow writes, the clock and the address the caller
   t.equal((await api.get('/v2/deployments', { 'x-tenant-id': TENANT_A })).body.resources.length, 0, 'another workspace has its own answer')
 
   await api.request('DELETE', `/v2/deployments/${gh.id}`)
-  t.equal((await api.get(`/v2/deployments/${gh.id}`)).status, 404, 'a delete is seen at once')
+  t.equal((await api.get(`/v2/deployments/${gh.id}`)).body.status, 'AWAITING_DELETE', 'a delete is seen at once')
+  clock.advance(3000)
+  t.equal((await api.get(`/v2/deployments/${gh.id}`)).status, 404, 'and its end, by the clock alone')
 })

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { deletionAt, nextDeletionStep } from '../src/lifecycle/deletions.js'
 import { statusAt, trackFor, failureFor, type Anchor } from '../src/lifecycle/revisions.js'
 import { dockerDeployment, githubDeployment, makeApp, type Client } from './helpers.js'
 
@@ -21,6 +22,20 @@ t.test('statusAt walks the track by the speed\'s durations and says when the nex
   t.same(statusAt({ ...anchor, speed: 'poll' }, 1e12), { status: 'CREATING', since: 0, nextAt: null })
   t.same(statusAt({ ...anchor, speed: 'instant' }, 0), { status: 'DEPLOYED', since: 0, nextAt: null })
   t.same(statusAt({ ...anchor, status: 'INTERRUPTED' }, 1e12), { status: 'INTERRUPTED', since: 0, nextAt: null })
+})
+
+t.test('deletionAt walks AWAITING_DELETE → AWAITING_FINAL_DELETE → DELETED by the same speeds', async (t) => {
+  const fast = { step: 'AWAITING_DELETE' as const, since: 0, speed: 'fast' as const }
+  t.same(deletionAt(fast, 0), { status: 'AWAITING_DELETE', since: 0, nextAt: 2000 })
+  t.same(deletionAt(fast, 2000), { status: 'AWAITING_FINAL_DELETE', since: 2000, nextAt: 3000 })
+  t.same(deletionAt(fast, 3000), { status: 'DELETED', since: 3000, nextAt: null }, 'gone after three seconds')
+  t.same(deletionAt({ ...fast, speed: 'realistic' }, 60_000), { status: 'AWAITING_FINAL_DELETE', since: 60_000, nextAt: 180_000 })
+  t.same(deletionAt({ ...fast, speed: 'instant' }, 0), { status: 'DELETED', since: 0, nextAt: null }, 'instant: gone at once')
+  t.same(deletionAt({ ...fast, speed: 'manual' }, 1e12), { status: 'AWAITING_DELETE', since: 0, nextAt: null }, 'manual: only when told')
+  t.same(deletionAt({ ...fast, speed: 'poll' }, 1e12), { status: 'AWAITING_DELETE', since: 0, nextAt: null }, 'poll: only when read')
+  t.equal(nextDeletionStep('AWAITING_DELETE'), 'AWAITING_FINAL_DELETE')
+  t.equal(nextDeletionStep('AWAITING_FINAL_DELETE'), 'DELETED')
+  t.equal(nextDeletionStep('DELETED'), null)
 })
 
 t.test('tracks: build sources build, image sources skip it, failures end at their step', async (t) => {

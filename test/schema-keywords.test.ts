@@ -101,12 +101,25 @@ t.test('bounds are checked in pydantic-core\'s order, each with its own error', 
   }
 })
 
+t.test('a model with additionalProperties false refuses unknown fields with extra_forbidden, after its fields\' errors', async (t) => {
+  const schema = Type.Object({ a: Type.Integer(), b: Type.Optional(Type.String()) }, { additionalProperties: false })
+  t.same(validate(schema, { a: 1 }), { value: { a: 1 } })
+  t.same(validate(schema, { z: [1], a: 'x', y: null }), {
+    errors: [
+      { type: 'int_parsing', loc: ['body', 'a'], msg: 'Input should be a valid integer, unable to parse string as an integer', input: 'x' },
+      { type: 'extra_forbidden', loc: ['body', 'z'], msg: 'Extra inputs are not permitted', input: [1] },
+      { type: 'extra_forbidden', loc: ['body', 'y'], msg: 'Extra inputs are not permitted', input: null },
+    ],
+  }, 'declared fields first, then each extra key in the input\'s order')
+  t.same(validate(Type.Object({ a: Type.Integer() }), { a: 1, z: 2 }), { value: { a: 1 } }, 'without it, extras are ignored')
+})
+
 t.test('a keyword the validator does not implement fails to compile, naming the keyword and where it is', async (t) => {
   const cases: [TSchema, RegExp][] = [
     [Type.Object({ limit: Type.Integer({ multipleOf: 5 }) }), /GET \/x querystring#\/properties\/limit: schema keyword 'multipleOf' is not implemented/],
     [Type.Array(Type.String(), { uniqueItems: true }), /GET \/x querystring#: schema keyword 'uniqueItems' is not implemented/],
     [Type.Object({ a: Type.Array(Type.Object({ b: Type.String({ maximun: 3 } as object) })) }), /#\/properties\/a\/items\/properties\/b: schema keyword 'maximun'/],
-    [Type.Object({ a: Type.String() }, { additionalProperties: false }), /#: schema keyword 'additionalProperties' is not implemented/],
+    [Type.Object({ a: Type.String() }, { additionalProperties: Type.Integer() }), /#: schema keyword 'additionalProperties' must be false on a model/],
     [Type.Object({ a: Type.String({ format: 'email' }) }), /#\/properties\/a: format "email" is not implemented/],
     [Type.Union([Type.String({ minLength: 1 }), Type.Integer()], { minProperties: 1 }), /#: schema keyword 'minProperties'/],
     [Type.Object({ a: Type.Union([Type.String(), Type.Integer({ multipleOf: 2 })]) }), /#\/properties\/a\/anyOf\/1: schema keyword 'multipleOf'/],

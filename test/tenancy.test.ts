@@ -100,7 +100,7 @@ t.test('a tenant header that is not a UUID is a 422 on the header', async (t) =>
 })
 
 t.test('every control-plane route is also served under /api-host, on the same data', async (t) => {
-  const { api } = await makeApp(t)
+  const { api } = await makeApp(t, { config: { revisionSpeed: 'instant' } })
   const d = (await api.post('/api-host/v2/deployments', githubDeployment())).body
   t.equal((await api.get(`/v2/deployments/${d.id}`)).status, 200)
   t.equal((await api.get(`/api-host/v2/deployments/${d.id}/revisions`)).body.resources.length, 1)

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { githubDeployment, makeApp } from './helpers.js'
 
-const SOURCES = "'github', 'external_docker', 'internal_docker' or 'internal_source'"
+const SOURCES = "'github', 'external_docker', 'internal_docker', 'internal_source' or 'internal_template'"
 const ID = '8d2c4f00-0000-4000-8000-000000000000'
 
 /** Each case: a request and the exact body FastAPI answers it with (FACTS.md, "422 bodies"). */
@@ -110,7 +110,7 @@ t.test('deployment_type outside the spec (e.g. "serverless") is refused', async 
   t.same(res.body.detail[0].loc, ['body', 'source_config', 'deployment_type'])
   const q = await api.get('/v2/deployments?deployment_type=serverless')
   t.equal(q.status, 422)
-  t.same(q.body.detail[0].ctx, { expected: "'dev_free', 'dev' or 'prod'" })
+  t.same(q.body.detail[0].ctx, { expected: "'dev_free', 'dev', 'prod', 'dev_zero' or 'dev_free_zero'" })
 })
 
 t.test('malformed JSON in its many forms is a json_invalid 422 with Python\'s message', async (t) => {

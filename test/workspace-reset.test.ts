@@ -20,6 +20,9 @@ async function snapshot(app: App): Promise<Rows> {
 async function useWorkspace(app: App, tenant: string) {
   const api: Client = clientFor(app, { 'x-api-key': `key-of-${tenant}`, 'x-tenant-id': tenant })
   const deployment = (await api.post('/v2/deployments', dockerDeployment({ name: 'bot' }))).body
+  const leaving = (await api.post('/v2/deployments', dockerDeployment({ name: 'leaving' }))).body
+  t.equal((await app.inject({ method: 'POST', url: `/_hangar/deployments/${leaving.id}/speed`, payload: { speed: 'manual' } })).statusCode, 200)
+  t.equal((await api.delete(`/v2/deployments/${leaving.id}`)).status, 204, 'a deployment being deleted (manual: it stays so)')
   const agent = `/deployments/${deployment.id}/agent`
   const assistant = (await api.post(`${agent}/assistants`, { graph_id: 'agent', name: 'mine' })).body
   t.equal((await api.patch(`${agent}/assistants/${assistant.assistant_id}`, { name: 'renamed' })).status, 200)

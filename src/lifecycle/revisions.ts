@@ -5,6 +5,8 @@
 // walks through) and its speed (how long each status lasts). Nothing needs to have "ticked" for the
 // answer to be right, so a restart, a clock jump or an import can never leave a revision inconsistent.
 
+import { stepAfter, walk, type Position } from './track.js'
+
 export const RevisionStatus = [
   'CREATING',
   'QUEUED',
@@ -42,11 +44,17 @@ export const isTerminal = (status: RevisionStatus) => TERMINAL_STATUSES.includes
  */
 export const RevisionSpeed = ['fast', 'realistic', 'instant', 'poll', 'manual'] as const
 export type RevisionSpeed = (typeof RevisionSpeed)[number]
+/** The speeds at which things move by time alone (`poll` and `manual` move only when read or told). */
+export type TimedSpeed = Exclude<RevisionSpeed, 'poll' | 'manual'>
+/** The durations table of a timed speed, or undefined for a speed that does not move by time. */
+export function timedTable<T>(tables: Record<TimedSpeed, T>, speed: RevisionSpeed): T | undefined {
+  return speed === 'poll' || speed === 'manual' ? undefined : tables[speed]
+}
 
-const SECOND = 1000
+export const SECOND = 1000
 
 /** Time spent in each non-terminal status, per timed speed. */
-const DURATIONS: Record<'fast' | 'realistic' | 'instant', Record<string, number>> = {
+const DURATIONS: Record<TimedSpeed, Partial<Record<RevisionStatus, number>>> = {
   fast: {
     CREATING: SECOND,
     QUEUED: SECOND,
@@ -66,8 +74,10 @@ const DURATIONS: Record<'fast' | 'realistic' | 'instant', Record<string, number>
   instant: { CREATING: 0, QUEUED: 0, AWAITING_BUILD: 0, BUILDING: 0, AWAITING_DEPLOY: 0, DEPLOYING: 0 },
 }
 
-/** Sources that are built from code walk the build steps; image sources skip them. */
-export const BUILT_SOURCES: readonly string[] = ['github', 'internal_source']
+const timedDurations = (speed: RevisionSpeed) => timedTable(DURATIONS, speed)
+
+/** Sources that are built from code (a template is code too) walk the build steps; image sources skip them. */
+export const BUILT_SOURCES: readonly string[] = ['github', 'internal_source', 'internal_template']
 
 const BUILD_TRACK: readonly RevisionStatus[] = [
   'CREATING',
@@ -136,30 +146,12 @@ export interface Anchor {
   track: readonly RevisionStatus[]
 }
 
-export interface Position {
-  status: RevisionStatus
-  since: number
-  /** When the next timed transition is due; null when none will happen by time alone. */
-  nextAt: number | null
-}
-
 /** Where a revision anchored at `anchor` stands at instant `now`. */
-export function statusAt(anchor: Anchor, now: number): Position {
-  let { status, since } = anchor
-  let step = anchor.track.indexOf(status)
-  const durations = anchor.speed === 'poll' || anchor.speed === 'manual' ? undefined : DURATIONS[anchor.speed]
-  if (!durations || step < 0) return { status, since, nextAt: null }
-  while (step < anchor.track.length - 1) {
-    const due = since + durations[status]
-    if (now < due) return { status, since, nextAt: due }
-    since = due
-    status = anchor.track[++step]
-  }
-  return { status, since, nextAt: null }
+export function statusAt(anchor: Anchor, now: number): Position<RevisionStatus> {
+  return walk(anchor.track, anchor, timedDurations(anchor.speed), now)
 }
 
 /** The status after the current one on the track, or null at the end (or off the track). */
 export function nextStatus(anchor: Pick<Anchor, 'status' | 'track'>): RevisionStatus | null {
-  const step = anchor.track.indexOf(anchor.status)
-  return step >= 0 && step < anchor.track.length - 1 ? anchor.track[step + 1] : null
+  return stepAfter(anchor.track, anchor.status)
 }

@@ -9,6 +9,7 @@ import type { Clock } from '../clock.js'
 import type { Config } from '../config.js'
 import { ApiError } from '../errors.js'
 import { MAX_DATETIME_MS, MIN_DATETIME_MS } from '../validation/datetime.js'
+import { DeletionStep, nextDeletionStep } from '../lifecycle/deletions.js'
 import { RevisionSpeed, RevisionStatus } from '../lifecycle/revisions.js'
 import type { Fixtures } from '../fixtures.js'
 import { AnyDict, DateTime, errorResponses, Nullable, StringEnum, Uuid } from '../schemas/common.js'
@@ -66,6 +67,13 @@ const RevisionSchedule = Type.Object({
     next_at: Nullable(DateTime({ description: 'When it moves on by time alone; null when it will not (finished, or at the manual or poll speed)' })),
     next_in_ms: Nullable(Type.Number({ description: 'Clock milliseconds from `now` until `next_at`' })),
   }, { title: 'RevisionStep' }), { description: 'Newest first' }),
+  deletion: Nullable(Type.Object({
+    status: StringEnum(DeletionStep),
+    speed: StringEnum(RevisionSpeed),
+    next_status: Nullable(StringEnum(DeletionStep), { description: 'DELETED: the deployment is gone (404) after that step' }),
+    next_at: Nullable(DateTime({ description: 'When it moves on by time alone; null at the manual or poll speed' })),
+    next_in_ms: Nullable(Type.Number({ description: 'Clock milliseconds from `now` until `next_at`' })),
+  }, { title: 'DeletionStep' }), { description: 'Where its deletion stands, once DELETE was answered; null before' }),
 }, { title: 'RevisionSchedule' })
 
 export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async (app, options) => {
@@ -145,10 +153,13 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
     const schedule = deployments.schedule(id)
     if (!schedule) throw ApiError.notFound(`Deployment ID ${id} not found.`)
     const now = clock.now()
-    const revisions = schedule.revisions.map((r) => ({
-      ...r, next_at: r.next_at === null ? null : new Date(r.next_at).toISOString(), next_in_ms: r.next_at === null ? null : r.next_at - now,
-    }))
-    return { deployment_id: id, workspace: schedule.workspace, speed: schedule.speed, now: new Date(now).toISOString(), revisions }
+    const timing = (at: number | null) => ({ next_at: at === null ? null : new Date(at).toISOString(), next_in_ms: at === null ? null : at - now })
+    const revisions = schedule.revisions.map((r) => ({ ...r, ...timing(r.next_at) }))
+    const { deletion } = schedule
+    return {
+      deployment_id: id, workspace: schedule.workspace, speed: schedule.speed, now: new Date(now).toISOString(), revisions,
+      deletion: deletion && { ...deletion, next_status: nextDeletionStep(deletion.status), ...timing(deletion.next_at) },
+    }
   })
 
   app.post('/deployments/:deployment_id/speed', {
@@ -161,6 +172,21 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
     const { deployment_id: id } = request.params
     if (!deployments.setSpeed(id, request.body.speed)) throw ApiError.notFound(`Deployment ID ${id} not found.`)
     return { deployment_id: id, speed: request.body.speed }
+  })
+
+  app.post('/deployments/:deployment_id/deletion/advance', {
+    schema: {
+      tags, summary: 'Move a deployment\'s deletion one step on',
+      description: 'AWAITING_DELETE → AWAITING_FINAL_DELETE → DELETED (the deployment is gone: 404). For deletions at the manual speed; any speed may be moved on.',
+      params: DeploymentParams,
+      response: { 200: Type.Object({ deployment_id: Uuid(), status: StringEnum(DeletionStep) }, { title: 'DeletionAdvance' }), ...errorResponses(404, 409, 422) },
+    },
+  }, async (request) => {
+    const { deployment_id: id } = request.params
+    const step = deployments.advanceDeletion(id)
+    if (step === 'not_found') throw ApiError.notFound(`Deployment ID ${id} not found.`)
+    if (step === 'not_deleting') throw ApiError.conflict(`Deployment ID ${id} is not being deleted.`)
+    return { deployment_id: id, status: step }
   })
 
   const force = (deploymentId: string, revisionId: string, to: Parameters<DeploymentRepository['force']>[2]) => {

@@ -6,7 +6,7 @@ import { DEPLOYED_AGENT_PREFIX } from '../agent/paths.js'
 import type { Config } from '../config.js'
 import { publicBase } from '../public-url.js'
 import { ApiError } from '../errors.js'
-import { commitShaFor, planCreate, planPatch } from '../domain/deployments.js'
+import { checkNotDeleting, planCreate, planPatch } from '../domain/deployments.js'
 import { errorResponses } from '../schemas/common.js'
 import {
   BulkDeleteQuery,
@@ -18,12 +18,14 @@ import {
   DeploymentParams,
   DeploymentPatchRequest,
   DeploymentsList,
+  FreeCount,
   Revision,
   RevisionCreateRequest,
   RevisionListQuery,
   RevisionParams,
   RevisionsList,
 } from '../schemas/deployments.js'
+import { nextOffset } from '../store/db.js'
 import type { DeploymentRepository } from '../store/deployments.js'
 import type { ReadCache } from '../store/read-cache.js'
 import { integrationsFor, type Fixtures } from '../fixtures.js'
@@ -96,7 +98,7 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions
     const base = publicBase(request, publicUrl)
     return cached(request, reply, base, () => {
       const resources = deployments.list(request.tenantId, filter, q.limit!, q.offset!)
-      return { resources: resources.map((deployment) => present(request, deployment, base)), offset: q.offset! + resources.length }
+      return { resources: resources.map((deployment) => present(request, deployment, base)), offset: nextOffset(q.offset!, resources.length) }
     })
   })
 
@@ -108,7 +110,7 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions
     },
   }, async (request, reply) => {
     const body = request.body
-    const revision = planCreate(body, {
+    const plan = planCreate(body, {
       integration: (id) => [...integrationsFor(fixtures, 'github', request.tenantId), ...integrationsFor(fixtures, 'forge', request.tenantId)]
         .some((integration) => integration.id === id),
       listener: (id) => listeners.exists(request.tenantId, id),
@@ -118,10 +120,10 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions
       tenantId: request.tenantId,
       name: body.name,
       source: body.source,
-      sourceConfig: body.source_config,
+      sourceConfig: plan.sourceConfig,
       secrets: body.secrets,
       secretReferences: body.secret_references ?? null,
-    }, revision)
+    }, plan.revision)
     return reply.code(201).send(present(request, created))
   })
 
@@ -138,6 +140,14 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions
     return reply.code(failed.length > 0 ? 207 : 200).send({ deleted_ids: deleted, failed })
   })
 
+  app.get('/v2/deployments/free-count', {
+    schema: {
+      operationId: 'get_free_deployment_count_v2_deployments_free_count_get', tags, summary: 'Get Free Deployment Count',
+      description: 'How many of the workspace\'s deployments are of a free type (`dev_free`, `dev_free_zero`). Not in the published spec; newer docs describe it.',
+      response: { 200: FreeCount },
+    },
+  }, async (request) => ({ count: deployments.freeCount(request.tenantId) }))
+
   app.get('/v2/deployments/:deployment_id', {
     schema: {
       operationId: 'get_deployment_v2_deployments__deployment_id__get', tags, summary: 'Get Deployment',
@@ -147,7 +157,7 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions
   }, async (request, reply) => {
     const { deployment_id: id } = request.params
     return cached(request, reply, publicBase(request, publicUrl), () => {
-      const deployment = deployments.get(request.tenantId, id)
+      const deployment = deployments.read(request.tenantId, id)
       if (!deployment) throw deploymentNotFound(id)
       return present(request, deployment)
     })
@@ -193,24 +203,23 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions
     const filter = { statuses: csv(q.status), remoteReconciled: q.remote_reconciled ?? null }
     const resources = deployments.listRevisions(request.tenantId, id, filter, q.limit!, q.offset!)
     if (!resources) throw deploymentNotFound(id)
-    return { resources, offset: q.offset! + resources.length }
+    return { resources, offset: nextOffset(q.offset!, resources.length) }
   })
 
   app.post('/v2/deployments/:deployment_id/revisions', {
     schema: {
       operationId: 'create_revision_v2_deployments__deployment_id__revisions_post', tags, summary: 'Create Revision',
-      description: 'Create a new revision from the deployment\'s current configuration. Not in the published spec; newer docs describe it.',
+      description: 'Always creates a revision: from the deployment\'s current configuration with the body\'s changes applied as a PATCH applies them (a `resource_spec` replaces the whole object; an empty `secrets` list changes nothing). Not in the published spec; newer docs describe it.',
       params: DeploymentParams,
       body: RevisionCreateRequest,
-      response: { 201: Revision, ...errorResponses(404, 422) },
+      response: { 201: Revision, ...errorResponses(400, 404, 422) },
     },
   }, async (request, reply) => {
     const { deployment_id: id } = request.params
     const current = deployments.get(request.tenantId, id)
     if (!current) throw deploymentNotFound(id)
-    const config = { ...current.source_revision_config, repo_commit_sha: commitShaFor(current.source) }
-    const revision = deployments.addRevision(request.tenantId, id, { source: current.source, config })
-    return reply.code(201).send(revision!)
+    const updated = deployments.update(request.tenantId, id, planPatch(current, request.body ?? {}, { always: true }))
+    return reply.code(201).send(deployments.revision(request.tenantId, id, updated.latest_revision_id!)!)
   })
 
   app.get('/v2/deployments/:deployment_id/revisions/:revision_id', {
@@ -237,6 +246,7 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions
     const { deployment_id: id, revision_id: rid } = request.params
     const revision = deployments.revision(request.tenantId, id, rid)
     if (!revision) throw missingRevision(request.tenantId, id, rid)
+    checkNotDeleting(deployments.get(request.tenantId, id)!)
     deployments.addRevision(request.tenantId, id, { source: revision.source, config: revision.source_revision_config })
     return present(request, deployments.get(request.tenantId, id)!)
   })

@@ -10,6 +10,7 @@ import {
   ListenerPatchRequest,
   ListenersList,
 } from '../schemas/listeners.js'
+import { nextOffset } from '../store/db.js'
 import type { ListenerRepository } from '../store/listeners.js'
 import type { WorkspaceRepository } from '../store/workspaces.js'
 
@@ -43,7 +44,7 @@ export const listenerRoutes: FastifyPluginAsyncTypebox<ListenerRoutesOptions> = 
   }, async (request) => {
     const { limit, offset } = request.query
     const resources = listeners.list(request.tenantId, limit!, offset!)
-    return { resources, offset: offset! + resources.length }
+    return { resources, offset: nextOffset(offset!, resources.length) }
   })
 
   app.post('/v2/listeners', {

@@ -1,5 +1,7 @@
 // Deployments (v2): request and response schemas, field for field as in the real service's OpenAPI
-// document (`test/reference/control-plane-openapi.json`), in the same property order.
+// document (`test/reference/control-plane-openapi.json`), in the same property order, plus what the
+// official tools send and read beyond it (docs/control-plane-tools: `display_name`,
+// `tracked_packages`, `template_id`, the newer enum values, the revision create body).
 
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import { RevisionStatus } from '../lifecycle/revisions.js'
@@ -7,9 +9,9 @@ import { AnyDict, DateTime, Dict, Nullable, StringEnum, Uuid } from './common.js
 
 const opt = <T extends TSchema>(schema: T) => Type.Optional(Nullable(schema))
 
-export const Source = StringEnum(['github', 'external_docker', 'internal_docker', 'internal_source'])
-export const DeploymentType = StringEnum(['dev_free', 'dev', 'prod'])
-export const DeploymentStatus = StringEnum(['AWAITING_DATABASE', 'READY', 'UNUSED', 'AWAITING_DELETE', 'UNKNOWN'])
+export const Source = StringEnum(['github', 'external_docker', 'internal_docker', 'internal_source', 'internal_template'])
+export const DeploymentType = StringEnum(['dev_free', 'dev', 'prod', 'dev_zero', 'dev_free_zero'])
+export const DeploymentStatus = StringEnum(['AWAITING_DATABASE', 'READY', 'UNUSED', 'AWAITING_DELETE', 'AWAITING_FINAL_DELETE', 'UNKNOWN'])
 export const RevisionStatusSchema = StringEnum(RevisionStatus)
 
 export const Secret = Type.Object({ name: Type.String(), value: Type.String() }, { title: 'Secret' })
@@ -135,6 +137,7 @@ export const SourceConfig = Type.Object(
     listener_config: opt(ListenerConfig),
     install_command: opt(Type.String()),
     build_command: opt(Type.String()),
+    template_id: opt(Type.String({ description: 'The template an `internal_template` deployment is made from (only for that source).' })),
   },
   { title: 'SourceConfig' },
 )
@@ -159,7 +162,11 @@ export const SourceRevisionConfigRequest = Type.Object(
 export type SourceRevisionConfigRequest = Static<typeof SourceRevisionConfigRequest>
 
 export const SourceRevisionConfig = Type.Object(
-  { ...revisionFields, repo_commit_sha: opt(Type.String()) },
+  {
+    ...revisionFields,
+    repo_commit_sha: opt(Type.String()),
+    tracked_packages: opt(Type.Array(Type.String(), { description: 'The packages the request that made the revision named (`tracked_packages`).' })),
+  },
   { title: 'SourceRevisionConfig' },
 )
 export type SourceRevisionConfig = Static<typeof SourceRevisionConfig>
@@ -177,13 +184,22 @@ export const DeploymentCreateRequest = Type.Object(
 )
 export type DeploymentCreateRequest = Static<typeof DeploymentCreateRequest>
 
+const TrackedPackages = Type.Array(Type.String(), { description: 'Packages to record on the new revision (`source_revision_config.tracked_packages`), e.g. `google-adk:1.0.0`.' })
+
+/** What a PATCH and a revision create both carry; each makes a new revision when non-null. */
+const revisionInputs = {
+  source_config: opt(SourceConfig),
+  source_revision_config: opt(SourceRevisionConfigRequest),
+  secrets: opt(Type.Array(Secret)),
+  secret_references: opt(Type.Array(SecretReference)),
+  tracked_packages: opt(TrackedPackages),
+}
+
 export const DeploymentPatchRequest = Type.Object(
   {
     revision_source: opt(StringEnum(['github', 'internal_docker', 'internal_source'])),
-    source_config: opt(SourceConfig),
-    source_revision_config: opt(SourceRevisionConfigRequest),
-    secrets: opt(Type.Array(Secret)),
-    secret_references: opt(Type.Array(SecretReference)),
+    ...revisionInputs,
+    display_name: opt(Type.String({ minLength: 1, description: 'Set only here; null leaves it as it is (it cannot be cleared).' })),
   },
   { title: 'DeploymentPatchRequest' },
 )
@@ -209,6 +225,8 @@ export const Deployment = Type.Object(
     latest_revision_id: Nullable(Uuid()),
     active_revision_id: Nullable(Uuid()),
     image_version: Nullable(Type.String()),
+    display_name: Nullable(Type.String()),
+    is_managed_deep_agent: Type.Boolean(),
     url: Type.Optional(Type.String({ description: 'Where the deployment\'s agent server answers (hangar serves it once a revision is DEPLOYED).' })),
   },
   { title: 'Deployment' },
@@ -231,6 +249,7 @@ export type Revision = Static<typeof Revision>
 const page = <T extends TSchema>(item: T, title: string) =>
   Type.Object({ resources: Type.Array(item), offset: Type.Integer() }, { title })
 export const DeploymentsList = page(Deployment, 'DeploymentsList')
+export const FreeCount = Type.Object({ count: Type.Integer() }, { title: 'FreeDeploymentCount' })
 export const RevisionsList = page(Revision, 'RevisionsList')
 
 const limit = Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Maximum number of resources to return.' })
@@ -277,5 +296,18 @@ export const DeleteDeploymentQuery = Type.Object({
   delete_tracing_project: Type.Optional(Type.Boolean({ default: false })),
 })
 
-/** `POST …/revisions` takes no fields today; a JSON object (or no body) is accepted. */
-export const RevisionCreateRequest = Nullable(Type.Object({}, { title: 'RevisionCreateRequest' }))
+/**
+ * `POST …/revisions`: what a PATCH carries that makes a revision, and no other field (the
+ * provider's own fake refuses `display_name` here). `shareable` and `route_through_gateway`, which
+ * one provider version sends, are accepted and not modelled. No body at all is a revision from the
+ * current configuration.
+ */
+export const RevisionCreateRequest = Nullable(Type.Object(
+  {
+    ...revisionInputs,
+    shareable: opt(Type.Boolean({ description: 'Accepted; not modelled.' })),
+    route_through_gateway: opt(Type.Boolean({ description: 'Accepted; not modelled.' })),
+  },
+  { title: 'RevisionCreateRequest', additionalProperties: false },
+))
+export type RevisionCreateRequest = Static<typeof RevisionCreateRequest>

@@ -112,6 +112,16 @@ const reason = (error: unknown): string => /^[A-Z]+: (.*?), \w+ '/.exec((error a
 /** The store keeps instants as epoch milliseconds; the API shows them as ISO 8601 (UTC). */
 export const iso = (ms: number) => new Date(ms).toISOString()
 
+/**
+ * A page's `limit` or `offset` as SQLite can bind it. pydantic takes integers of any size, but
+ * SQLite's are 64-bit (a larger one binds as a float: "datatype mismatch"); past the largest safe
+ * integer no table has rows anyway, so the page is the same.
+ */
+export const pageBound = (n: number) => Math.min(n, Number.MAX_SAFE_INTEGER)
+
+/** The `offset` a list answers (the one to ask for next): exact up to 2^53, as JSON can hold it beyond. */
+export const nextOffset = (offset: number, returned: number) => pageBound(offset) + returned
+
 /** Checkpoints the WAL into the main file, closes the connection and lets another hangar open the file. */
 export function closeDatabase(db: Db) {
   if (!db.open) return

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Clock } from '../clock.js'
 import type { PatchPlan, RevisionInput } from '../domain/deployments.js'
+import type { DeletionStep } from '../lifecycle/deletions.js'
 import {
   failureFor,
   isTerminal,
@@ -8,45 +9,14 @@ import {
   statusAt,
   TERMINAL_STATUSES,
   trackFor,
-  type Anchor,
   type RevisionSpeed,
   type RevisionStatus,
 } from '../lifecycle/revisions.js'
-import type { Deployment, Revision, SourceConfig, SourceRevisionConfig } from '../schemas/deployments.js'
+import type { Deployment, Revision, SourceConfig } from '../schemas/deployments.js'
 import type { Statement } from 'better-sqlite3'
-import { iso, type Db } from './db.js'
-
-interface DeploymentRow {
-  seq: number
-  id: string
-  tenant_id: string
-  name: string
-  source: string
-  source_config: string
-  secrets: string
-  secret_references: string | null
-  image_version: string | null
-  speed: RevisionSpeed | null
-  created_at: number
-  latest_revision_id: string | null
-  latest_config: string | null
-  active_revision_id: string | null
-  status: Deployment['status']
-  changed_at: number
-}
-
-interface RevisionRow {
-  seq: number
-  id: string
-  deployment_seq: number
-  source: string
-  source_revision_config: string
-  speed: RevisionSpeed
-  status: RevisionStatus
-  status_at: number
-  next_at: number | null
-  created_at: number
-}
+import { pageBound, type Db } from './db.js'
+import { DeploymentDeletions } from './deployment-deletions.js'
+import { anchorOf, toDeployment, toRevision, type DeploymentRow, type RevisionRow } from './deployment-rows.js'
 
 /** A deployment was written, or one of its revisions changed status (`revision_id`, `status`). */
 export interface DeploymentChange {
@@ -98,41 +68,8 @@ const LIST_FILTERS: readonly [string, string][] = [
 
 const bool = (value: boolean | null | undefined) => (value == null ? null : value ? 1 : 0)
 const TERMINAL_SQL = TERMINAL_STATUSES.map((s) => `'${s}'`).join(', ')
-
-function toRevision(row: RevisionRow): Revision {
-  return {
-    id: row.id,
-    created_at: iso(row.created_at),
-    updated_at: iso(row.status_at),
-    status: row.status,
-    source: row.source as Revision['source'],
-    source_revision_config: JSON.parse(row.source_revision_config),
-  }
-}
-
-function toDeployment(row: DeploymentRow): Deployment {
-  return {
-    name: row.name,
-    source: row.source as Deployment['source'],
-    source_config: JSON.parse(row.source_config),
-    source_revision_config: JSON.parse(row.latest_config ?? '{}'),
-    secrets: JSON.parse(row.secrets),
-    secret_references: row.secret_references === null ? null : JSON.parse(row.secret_references),
-    id: row.id,
-    tenant_id: row.tenant_id,
-    created_at: iso(row.created_at),
-    updated_at: iso(row.changed_at),
-    status: row.status,
-    latest_revision_id: row.latest_revision_id,
-    active_revision_id: row.active_revision_id,
-    image_version: row.image_version,
-  }
-}
-
-function anchorOf(row: RevisionRow): Anchor {
-  const config = JSON.parse(row.source_revision_config) as SourceRevisionConfig
-  return { status: row.status, since: row.status_at, speed: row.speed, track: trackFor(row.source, failureFor(config)) }
-}
+/** The deployment types that count as free (`GET /v2/deployments/free-count`). */
+const FREE_TYPES_SQL = ['dev_free', 'dev_free_zero'].map((s) => `'${s}'`).join(', ')
 
 /**
  * Deployments and their revisions, per workspace. Every read first persists the revision
@@ -144,6 +81,7 @@ export class DeploymentRepository {
   readonly #clock: Clock
   readonly #defaultSpeed: RevisionSpeed
   readonly #sql
+  readonly #deletions: DeploymentDeletions
   /** When the earliest scheduled transition is due (epoch ms); -Infinity: unknown, look. */
   #nextDue = Number.NEGATIVE_INFINITY
   readonly #listStatements = new Map<string, Statement<Record<string, unknown>, DeploymentRow>>()
@@ -156,6 +94,7 @@ export class DeploymentRepository {
     this.#defaultSpeed = defaultSpeed
     this.#onChange = onChange
     db.function('casefold', { deterministic: true }, (text) => (typeof text === 'string' ? text.toLowerCase() : text))
+    this.#deletions = new DeploymentDeletions(db)
     const view = 'SELECT * FROM deployment_view'
     this.#sql = {
       due: db.prepare<[number], RevisionRow & { deployment_id: string; tenant_id: string }>(`SELECT r.*, d.id AS deployment_id, d.tenant_id
@@ -168,9 +107,11 @@ export class DeploymentRepository {
         (id, tenant_id, name, source, source_config, secrets, secret_references, image_version, speed, created_at, updated_at)
         VALUES (@id, @tenant_id, @name, @source, @source_config, @secrets, @secret_references, NULL, NULL, @now, @now)`),
       updateDeployment: db.prepare(`UPDATE deployments
-        SET source_config = @source_config, secrets = @secrets, secret_references = @secret_references, updated_at = @now
+        SET source_config = @source_config, secrets = @secrets, secret_references = @secret_references,
+            display_name = @display_name, updated_at = @now
         WHERE seq = @seq`),
-      deleteDeployment: db.prepare('DELETE FROM deployments WHERE tenant_id = ? AND id = ?'),
+      freeCount: db.prepare<[string], number>(`SELECT count(*) FROM deployments
+        WHERE tenant_id = ? AND json_extract(source_config, '$.deployment_type') IN (${FREE_TYPES_SQL})`).pluck(),
       insertRevision: db.prepare(`INSERT INTO revisions
         (id, deployment_seq, source, source_revision_config, speed, status, status_at, next_at, created_at)
         VALUES (@id, @deployment_seq, @source, @config, @speed, @status, @status_at, @next_at, @now)`),
@@ -198,16 +139,19 @@ export class DeploymentRepository {
     const now = this.#clock.now()
     if (now < this.#nextDue) return 0
     const due = this.#sql.due.all(now)
-    if (due.length > 0) {
-      const moved = this.#db.transaction(() => due.map((row) => {
+    const { moved, deletions } = this.#db.transaction(() => ({
+      moved: due.map((row) => {
         const position = statusAt(anchorOf(row), now)
         this.#sql.setStatus.run(position.status, position.since, position.nextAt, row.seq)
         return { row, status: position.status }
-      }))()
-      for (const { row, status } of moved) this.#changed(row.tenant_id, row.deployment_id, { id: row.id, status })
-    }
-    this.#nextDue = this.#sql.nextDue.get()?.next_at ?? Number.POSITIVE_INFINITY
-    return due.length
+      }),
+      deletions: this.#deletions.settle(now),
+    }))()
+    for (const { row, status } of moved) this.#changed(row.tenant_id, row.deployment_id, { id: row.id, status })
+    for (const deletion of deletions) this.#changed(deletion.tenantId, deletion.deploymentId)
+    const next = [this.#sql.nextDue.get()?.next_at ?? null, this.#deletions.nextDue()].filter((at) => at !== null)
+    this.#nextDue = next.length > 0 ? Math.min(...next) : Number.POSITIVE_INFINITY
+    return due.length + deletions.length
   }
 
   /** Forgets when the next transition is due (revisions were written elsewhere: a state import). */
@@ -216,10 +160,12 @@ export class DeploymentRepository {
   }
 
   nameTaken(tenantId: string, name: string): boolean {
+    this.settle()
     return this.#sql.nameTaken.get(tenantId, name) !== undefined
   }
 
-  create(input: NewDeployment, revision: RevisionInput): Deployment {
+  /** A new deployment with its first revision, or with none yet (`revision` null: its code comes in a PATCH). */
+  create(input: NewDeployment, revision: RevisionInput | null): Deployment {
     const id = randomUUID()
     const now = this.#clock.now()
     this.#db.transaction(() => {
@@ -233,7 +179,7 @@ export class DeploymentRepository {
         secret_references: input.secretReferences == null ? null : JSON.stringify(input.secretReferences),
         now,
       })
-      this.#insertRevision(Number(lastInsertRowid), this.#defaultSpeed, revision, now)
+      if (revision) this.#insertRevision(Number(lastInsertRowid), this.#defaultSpeed, revision, now)
     })()
     this.#changed(input.tenantId, id)
     return this.get(input.tenantId, id)!
@@ -243,6 +189,26 @@ export class DeploymentRepository {
     this.settle()
     const row = this.#sql.get.get(tenantId, id)
     return row && toDeployment(row)
+  }
+
+  /**
+   * A deployment as a client reads it by id. One being deleted at `poll` speed shows its current
+   * status and then takes one step, so successive reads walk it to 404.
+   */
+  read(tenantId: string, id: string): Deployment | undefined {
+    const row = this.#row(tenantId, id)
+    if (!row) return undefined
+    if (this.#deletions.position(row.seq)?.speed === 'poll') {
+      this.#deletions.advance(row.seq, this.#clock.now())
+      this.#changed(tenantId, id)
+    }
+    return toDeployment(row)
+  }
+
+  /** How many of the workspace's deployments are of a free type (`dev_free`, `dev_free_zero`), those being deleted included. */
+  freeCount(tenantId: string): number {
+    this.settle()
+    return this.#sql.freeCount.get(tenantId)!
   }
 
   list(tenantId: string, filter: DeploymentFilter, limit: number, offset: number): Deployment[] {
@@ -266,7 +232,7 @@ export class DeploymentRepository {
         ${given.map(([, condition]) => `AND ${condition}`).join(' ')} ORDER BY seq DESC LIMIT @limit OFFSET @offset`)
       this.#listStatements.set(key, statement)
     }
-    const bound = Object.fromEntries([['tenant', tenantId], ...given.map(([name]) => [name, params[name]]), ['limit', limit], ['offset', offset]])
+    const bound = Object.fromEntries([['tenant', tenantId], ...given.map(([name]) => [name, params[name]]), ['limit', pageBound(limit)], ['offset', pageBound(offset)]])
     return statement.all(bound).map(toDeployment)
   }
 
@@ -283,6 +249,7 @@ export class DeploymentRepository {
           source_config: JSON.stringify(plan.sourceConfig),
           secrets: JSON.stringify(plan.secrets),
           secret_references: plan.secretReferences == null ? null : JSON.stringify(plan.secretReferences),
+          display_name: plan.displayName,
           now,
         })
         if (plan.revision) this.#insertRevision(row.seq, row.speed ?? this.#defaultSpeed, plan.revision, now)
@@ -292,19 +259,43 @@ export class DeploymentRepository {
     return this.get(tenantId, id)!
   }
 
-  delete(tenantId: string, id: string): boolean {
-    const deleted = this.#sql.deleteDeployment.run(tenantId, id).changes > 0
-    if (deleted) this.#changed(tenantId, id)
-    return deleted
+  /**
+   * Starts deleting every listed deployment of the workspace (in one transaction): each walks
+   * AWAITING_DELETE → AWAITING_FINAL_DELETE → gone at its speed. One already being deleted counts as
+   * deleted and keeps its pace; `started` are those whose deletion began now.
+   */
+  startDeleting(tenantId: string, ids: string[]): { deleted: string[]; missing: string[]; started: string[] } {
+    this.settle()
+    const result = { deleted: [] as string[], missing: [] as string[], started: [] as string[] }
+    const now = this.#clock.now()
+    this.#db.transaction(() => {
+      for (const id of new Set(ids)) {
+        const row = this.#sql.get.get(tenantId, id)
+        if (!row) {
+          result.missing.push(id)
+          continue
+        }
+        result.deleted.push(id)
+        if (this.#deletions.has(row.seq)) continue
+        this.#deletions.start(row.seq, row.speed ?? this.#defaultSpeed, now)
+        result.started.push(id)
+      }
+    })()
+    this.invalidate()
+    for (const id of result.started) this.#changed(tenantId, id)
+    return result
   }
 
-  /** Deletes every listed deployment that exists, in one transaction. */
-  deleteMany(tenantId: string, ids: string[]): { deleted: string[]; missing: string[] } {
-    const result = { deleted: [] as string[], missing: [] as string[] }
-    this.#db.transaction(() => {
-      for (const id of new Set(ids)) (this.delete(tenantId, id) ? result.deleted : result.missing).push(id)
-    })()
-    return result
+  /** Moves a deployment's deletion one step on by hand; why not, when it cannot. */
+  advanceDeletion(deploymentId: string): DeletionStep | 'not_found' | 'not_deleting' {
+    this.settle()
+    const row = this.#sql.anyTenant.get(deploymentId)
+    if (!row) return 'not_found'
+    const step = this.#deletions.advance(row.seq, this.#clock.now())
+    if (!step) return 'not_deleting'
+    this.invalidate()
+    this.#changed(row.tenant_id, deploymentId)
+    return step
   }
 
   /** Newest first; undefined when the deployment does not exist in the workspace. */
@@ -324,8 +315,8 @@ export class DeploymentRepository {
         seq: row.seq,
         match: filter.remoteReconciled == null || filter.remoteReconciled === remote ? 1 : 0,
         statuses: filter.statuses ? JSON.stringify(filter.statuses) : null,
-        limit,
-        offset,
+        limit: pageBound(limit),
+        offset: pageBound(offset),
       })
       .map(toRevision)
   }
@@ -365,6 +356,7 @@ export class DeploymentRepository {
         source_config: row.source_config,
         secrets: row.secrets,
         secret_references: row.secret_references,
+        display_name: row.display_name,
         now,
       })
       return this.#insertRevision(row.seq, row.speed ?? this.#defaultSpeed, revision, now)
@@ -406,8 +398,8 @@ export class DeploymentRepository {
   }
 
   /**
-   * Sets the speed of a deployment's future revisions and of its in-progress ones, which go on
-   * from the status they are in: that status's timer restarts now, at the new speed.
+   * Sets the speed of a deployment's future revisions, of its in-progress ones and of its deletion,
+   * which go on from the status they are in: that status's timer restarts now, at the new speed.
    */
   setSpeed(deploymentId: string, speed: RevisionSpeed): boolean {
     this.settle()
@@ -420,6 +412,7 @@ export class DeploymentRepository {
         const position = statusAt({ ...anchorOf(revision), speed, since: now }, now)
         this.#sql.setRevisionSpeed.run(speed, position.since, position.nextAt, revision.seq)
       }
+      this.#deletions.setSpeed(row.seq, speed, now)
     })()
     this.invalidate()
     this.#changed(row.tenant_id, deploymentId)
@@ -450,7 +443,12 @@ export class DeploymentRepository {
    * next; with the deployment's workspace and the speed its new revisions get. Undefined when there
    * is no such deployment.
    */
-  schedule(deploymentId: string): { workspace: string; speed: RevisionSpeed; revisions: RevisionStep[] } | undefined {
+  schedule(deploymentId: string): {
+    workspace: string
+    speed: RevisionSpeed
+    revisions: RevisionStep[]
+    deletion: { status: DeletionStep; speed: RevisionSpeed; next_at: number | null } | null
+  } | undefined {
     this.settle()
     const row = this.#sql.anyTenant.get(deploymentId)
     if (!row) return undefined
@@ -461,11 +459,22 @@ export class DeploymentRepository {
       const next = nextStatus({ status: position.status, track: anchor.track })
       return { id: revision.id, status: position.status, speed: revision.speed, next_status: next, next_at: position.nextAt }
     })
-    return { workspace: row.tenant_id, speed: row.speed ?? this.#defaultSpeed, revisions }
+    const deletion = this.#deletions.position(row.seq)
+    return {
+      workspace: row.tenant_id,
+      speed: row.speed ?? this.#defaultSpeed,
+      revisions,
+      deletion: deletion ? { status: deletion.step, speed: deletion.speed, next_at: deletion.nextAt } : null,
+    }
   }
 
   #changed(workspace: string, deploymentId: string, revision?: { id: string; status: RevisionStatus }): void {
     this.#onChange?.({ workspace, deployment_id: deploymentId, revision_id: revision?.id ?? null, status: revision?.status ?? null })
+  }
+
+  #row(tenantId: string, id: string): DeploymentRow | undefined {
+    this.settle()
+    return this.#sql.get.get(tenantId, id)
   }
 
   #revisionRow(tenantId: string, deploymentId: string, revisionId: string): RevisionRow | undefined {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Clock } from '../clock.js'
 import type { Listener, ListenerComputeConfig } from '../schemas/listeners.js'
-import { iso, type Db } from './db.js'
+import { iso, pageBound, type Db } from './db.js'
 
 interface ListenerRow {
   seq: number
@@ -95,7 +95,7 @@ export class ListenerRepository {
 
   /** Newest first. */
   list(tenantId: string, limit: number, offset: number): Listener[] {
-    return this.#sql.list.all(tenantId, limit, offset).map(toListener)
+    return this.#sql.list.all(tenantId, pageBound(limit), pageBound(offset)).map(toListener)
   }
 
   /** Applies a patch (and moves `updated_at`); undefined when the listener does not exist in the workspace. */

@@ -372,6 +372,42 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX crons_by_thread ON crons (thread_seq);
   CREATE INDEX crons_due ON crons (next_run_at, seq) WHERE enabled = 1 AND next_run_at IS NOT NULL;
   `,
+
+  // 11: what the official tools read and do beyond the first schema. A deployment's `display_name`
+  // (set by PATCH only). A deletion takes time: from DELETE on, a deployment has a row here, an
+  // anchor like a revision's (the step it is at, since when, at which speed; `next_at` when it is
+  // due to move on by time alone), until the deployment's own row goes with it (the cascade). The
+  // deployment's status shows the deletion's step while it lasts. A deployment has no revision
+  // until its code arrives (`langgraph deploy` creates it empty), so `deployment_view` is rebuilt.
+  `
+  ALTER TABLE deployments ADD COLUMN display_name TEXT;
+
+  CREATE TABLE deployment_deletions (
+    deployment_seq INTEGER PRIMARY KEY REFERENCES deployments (seq) ON DELETE CASCADE,
+    step           TEXT NOT NULL,
+    speed          TEXT NOT NULL,
+    since          INTEGER NOT NULL,
+    next_at        INTEGER
+  ) STRICT;
+  CREATE INDEX deployment_deletions_due ON deployment_deletions (next_at) WHERE next_at IS NOT NULL;
+
+  DROP VIEW deployment_view;
+  CREATE VIEW deployment_view AS
+  SELECT d.*,
+         latest.id AS latest_revision_id,
+         latest.source_revision_config AS latest_config,
+         active.id AS active_revision_id,
+         coalesce(deletion.step, CASE WHEN active.id IS NULL THEN 'AWAITING_DATABASE' ELSE 'READY' END) AS status,
+         max(d.updated_at, coalesce(active.status_at, 0), coalesce(deletion.since, 0)) AS changed_at
+    FROM deployments d
+    LEFT JOIN deployment_deletions deletion ON deletion.deployment_seq = d.seq
+    LEFT JOIN revisions latest
+      ON latest.seq = (SELECT max(seq) FROM revisions WHERE deployment_seq = d.seq)
+    LEFT JOIN revisions active
+      ON active.seq = (SELECT seq FROM revisions
+                        WHERE deployment_seq = d.seq AND status = 'DEPLOYED'
+                        ORDER BY status_at DESC, seq DESC LIMIT 1);
+  `,
 ]
 
 export function migrate(db: Db) {

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js'
 import type { SseEvent } from '../sse/writer.js'
-import { iso, type Db } from './db.js'
+import { iso, pageBound, type Db } from './db.js'
 
 export type RunStatus = 'pending' | 'running' | 'error' | 'success' | 'timeout' | 'interrupted'
 export const ACTIVE_RUN_STATUSES: readonly RunStatus[] = ['pending', 'running']
@@ -152,7 +152,7 @@ export class RunRepository {
 
   /** Newest first. */
   list(threadSeq: number, options: { status?: string | null; limit: number; offset: number }): Run[] {
-    return this.#sql.list.all({ thread: threadSeq, status: options.status ?? null, limit: options.limit, offset: options.offset }).map(toRun)
+    return this.#sql.list.all({ thread: threadSeq, status: options.status ?? null, limit: pageBound(options.limit), offset: pageBound(options.offset) }).map(toRun)
   }
 
   /** The thread's newest run. */

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js'
 import type { CheckpointRecord, Interrupt, PausedAt, State, ThreadTask } from '../agent/types.js'
 import type { Statement } from 'better-sqlite3'
-import { iso, type Db } from './db.js'
+import { iso, pageBound, type Db } from './db.js'
 
 export type ThreadStatus = 'idle' | 'busy' | 'interrupted' | 'error'
 
@@ -235,7 +235,7 @@ export class ThreadRepository {
     if (!filter.metadata && !filter.values) {
       const total = this.#count(scope, filter)
       const rows = this.#statement<ThreadRow>(`SELECT * FROM threads ${where} ${sort} LIMIT @limit OFFSET @offset`)
-        .all({ ...bind, limit: order.limit, offset: order.offset })
+        .all({ ...bind, limit: pageBound(order.limit), offset: pageBound(order.offset) })
       return { threads: rows.map(toThread), total }
     }
     const matching = this.#matching(`${where} ${sort}`, bind, filter)

@@ -23,7 +23,7 @@ export type SchemaKind =
 export const IMPLEMENTED: Readonly<Record<SchemaKind, readonly string[]>> = {
   union: ['anyOf'],
   literal: ['type', 'enum', 'const'],
-  model: ['type', 'properties', 'required'],
+  model: ['type', 'properties', 'required', 'additionalProperties'],
   dict: ['type', 'additionalProperties'],
   list: ['type', 'items', 'minItems', 'maxItems'],
   string: ['type', 'minLength', 'maxLength', 'pattern'],
@@ -107,8 +107,11 @@ export function checkKeywords(schema: TSchema, kind: SchemaKind, where: string):
   }
   if ('properties' in schema && !isObject(schema.properties)) throw bad('properties', 'an object of schemas')
   if ('items' in schema && !isObject(schema.items)) throw bad('items', 'one schema (tuple forms are not implemented)')
-  if ('additionalProperties' in schema && !isObject(schema.additionalProperties) && schema.additionalProperties !== true) {
-    throw bad('additionalProperties', 'a schema or true (extra="forbid" is not implemented)')
+  if (kind === 'model' && 'additionalProperties' in schema && schema.additionalProperties !== false) {
+    throw bad('additionalProperties', 'false on a model (extra="forbid"); typed extra fields are not implemented')
+  }
+  if (kind === 'dict' && 'additionalProperties' in schema && !isObject(schema.additionalProperties) && schema.additionalProperties !== true) {
+    throw bad('additionalProperties', 'a schema or true')
   }
   if ('anyOf' in schema && !(Array.isArray(schema.anyOf) && schema.anyOf.length > 0 && schema.anyOf.every(isObject))) {
     throw bad('anyOf', 'a non-empty list of schemas')

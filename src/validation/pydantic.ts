@@ -2,7 +2,8 @@
 // a FastAPI request in lax mode: the same coercions (e.g. "5" → 5 for an int), the same error
 // types, messages, locations and context, every error at once, and the same output — a "model"
 // holding every declared field, absent optional ones set to their default (null unless stated).
-// Unknown fields are ignored, as pydantic's default `extra="ignore"` does.
+// Unknown fields are ignored, as pydantic's default `extra="ignore"` does; a model schema with
+// `additionalProperties: false` refuses them (`extra="forbid"`), after its fields' own errors.
 //
 // A schema is compiled once (for routes, when the route is registered, so at start-up). Compiling
 // refuses any keyword the validator does not implement (see keywords.ts): a constraint a schema
@@ -153,6 +154,8 @@ function model(schema: TSchema, where: string): Check {
     required: required.has(name),
     fallback: absentValue(field),
   }))
+  const forbidExtra = schema.additionalProperties === false
+  const declared = new Set(fields.map((field) => field.name))
   return (input, loc, errors) => {
     if (!isObject(input)) {
       return fail(errors, err('model_attributes_type', loc, 'Input should be a valid dictionary or object to extract fields from', input))
@@ -170,6 +173,12 @@ function model(schema: TSchema, where: string): Check {
       const value = field.check(input[field.name], [...loc, field.name], errors)
       if (value === INVALID) ok = false
       else out[field.name] = value
+    }
+    if (forbidExtra) {
+      for (const key of Object.keys(input).filter((key) => !declared.has(key))) {
+        errors.push(err('extra_forbidden', [...loc, key], 'Extra inputs are not permitted', input[key]))
+        ok = false
+      }
     }
     return ok ? out : INVALID
   }
