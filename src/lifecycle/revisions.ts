@@ -143,19 +143,37 @@ export interface Position {
   nextAt: number | null
 }
 
-/** Where a revision anchored at `anchor` stands at instant `now`. */
-export function statusAt(anchor: Anchor, now: number): Position {
+/**
+ * How long a revision stays in `status` at a timed speed before time alone moves it on; null at the
+ * speeds where time alone moves nothing (poll, manual).
+ */
+export function durationOf(speed: RevisionSpeed, status: RevisionStatus): number | null {
+  if (speed === 'poll' || speed === 'manual') return null
+  return DURATIONS[speed][status] ?? 0
+}
+
+/** Every status a revision anchored at `anchor` enters by time alone until instant `now`, with when it entered it, in order. */
+export function stepsAfter(anchor: Anchor, now: number): { status: RevisionStatus; since: number }[] {
+  const steps: { status: RevisionStatus; since: number }[] = []
   let { status, since } = anchor
   let step = anchor.track.indexOf(status)
-  const durations = anchor.speed === 'poll' || anchor.speed === 'manual' ? undefined : DURATIONS[anchor.speed]
-  if (!durations || step < 0) return { status, since, nextAt: null }
+  if (step < 0) return steps
   while (step < anchor.track.length - 1) {
-    const due = since + durations[status]
-    if (now < due) return { status, since, nextAt: due }
-    since = due
+    const duration = durationOf(anchor.speed, status)
+    if (duration === null || now < since + duration) break
+    since += duration
     status = anchor.track[++step]
+    steps.push({ status, since })
   }
-  return { status, since, nextAt: null }
+  return steps
+}
+
+/** Where a revision anchored at `anchor` stands at instant `now`. */
+export function statusAt(anchor: Anchor, now: number): Position {
+  const { status, since } = stepsAfter(anchor, now).at(-1) ?? anchor
+  const duration = durationOf(anchor.speed, status)
+  const timed = duration !== null && anchor.track.includes(status) && nextStatus({ status, track: anchor.track }) !== null
+  return { status, since, nextAt: timed ? since + duration : null }
 }
 
 /** The status after the current one on the track, or null at the end (or off the track). */
