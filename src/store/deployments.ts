@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import type { Clock } from '../clock.js'
 import type { PatchPlan, RevisionInput } from '../domain/deployments.js'
+import { failureStatus, revisionFailure, statusMessage } from '../lifecycle/revision-failures.js'
+import type { RevisionSnapshot } from '../lifecycle/revision-snapshot.js'
 import {
-  failureFor,
   isTerminal,
   nextStatus,
   statusAt,
@@ -46,7 +47,11 @@ interface RevisionRow {
   status_at: number
   next_at: number | null
   created_at: number
+  snapshot: string | null
 }
+
+/** What a new revision of a deployment is made from beyond its config (taken as it is created). */
+export type RevisionSnapshotter = (deployment: Deployment, revision: RevisionInput) => RevisionSnapshot
 
 /** A deployment was written, or one of its revisions changed status (`revision_id`, `status`). */
 export interface DeploymentChange {
@@ -99,14 +104,19 @@ const LIST_FILTERS: readonly [string, string][] = [
 const bool = (value: boolean | null | undefined) => (value == null ? null : value ? 1 : 0)
 const TERMINAL_SQL = TERMINAL_STATUSES.map((s) => `'${s}'`).join(', ')
 
+/** What the revision was made from (see RevisionSnapshot); null for one stored before snapshots were kept. */
+const snapshotOf = (row: RevisionRow): RevisionSnapshot | null => (row.snapshot === null ? null : JSON.parse(row.snapshot))
+
 function toRevision(row: RevisionRow): Revision {
+  const config = JSON.parse(row.source_revision_config) as SourceRevisionConfig
   return {
     id: row.id,
     created_at: iso(row.created_at),
     updated_at: iso(row.status_at),
     status: row.status,
     source: row.source as Revision['source'],
-    source_revision_config: JSON.parse(row.source_revision_config),
+    source_revision_config: config,
+    status_message: statusMessage(row.status, revisionFailure(config, snapshotOf(row))),
   }
 }
 
@@ -131,7 +141,7 @@ function toDeployment(row: DeploymentRow): Deployment {
 
 function anchorOf(row: RevisionRow): Anchor {
   const config = JSON.parse(row.source_revision_config) as SourceRevisionConfig
-  return { status: row.status, since: row.status_at, speed: row.speed, track: trackFor(row.source, failureFor(config)) }
+  return { status: row.status, since: row.status_at, speed: row.speed, track: trackFor(row.source, failureStatus(config, snapshotOf(row))) }
 }
 
 /**
@@ -148,13 +158,18 @@ export class DeploymentRepository {
   #nextDue = Number.NEGATIVE_INFINITY
   readonly #listStatements = new Map<string, Statement<Record<string, unknown>, DeploymentRow>>()
   readonly #onChange: ((change: DeploymentChange) => void) | undefined
+  readonly #snapshot: RevisionSnapshotter | undefined
 
-  /** `onChange` hears of every deployment written and every revision status change (the inspector's live view). */
-  constructor(db: Db, clock: Clock, defaultSpeed: RevisionSpeed, onChange?: (change: DeploymentChange) => void) {
+  /**
+   * `onChange` hears of every deployment written and every revision status change (the inspector's
+   * live view); `snapshot` says what each new revision is made from beyond its config.
+   */
+  constructor(db: Db, clock: Clock, defaultSpeed: RevisionSpeed, onChange?: (change: DeploymentChange) => void, snapshot?: RevisionSnapshotter) {
     this.#db = db
     this.#clock = clock
     this.#defaultSpeed = defaultSpeed
     this.#onChange = onChange
+    this.#snapshot = snapshot
     db.function('casefold', { deterministic: true }, (text) => (typeof text === 'string' ? text.toLowerCase() : text))
     const view = 'SELECT * FROM deployment_view'
     this.#sql = {
@@ -172,8 +187,9 @@ export class DeploymentRepository {
         WHERE seq = @seq`),
       deleteDeployment: db.prepare('DELETE FROM deployments WHERE tenant_id = ? AND id = ?'),
       insertRevision: db.prepare(`INSERT INTO revisions
-        (id, deployment_seq, source, source_revision_config, speed, status, status_at, next_at, created_at)
-        VALUES (@id, @deployment_seq, @source, @config, @speed, @status, @status_at, @next_at, @now)`),
+        (id, deployment_seq, source, source_revision_config, speed, status, status_at, next_at, created_at, snapshot)
+        VALUES (@id, @deployment_seq, @source, @config, @speed, @status, @status_at, @next_at, @now, @snapshot)`),
+      deploymentBySeq: db.prepare<[number], DeploymentRow>(`${view} WHERE seq = ?`),
       skipInProgress: db.prepare(`UPDATE revisions SET status = 'SKIPPED', status_at = ?, next_at = NULL
         WHERE deployment_seq = ? AND status NOT IN (${TERMINAL_SQL})`),
       revision: db.prepare<[number, string], RevisionRow>('SELECT * FROM revisions WHERE deployment_seq = ? AND id = ?'),
@@ -477,7 +493,8 @@ export class DeploymentRepository {
   #insertRevision(deploymentSeq: number, speed: RevisionSpeed, revision: RevisionInput, now: number): number {
     this.invalidate()
     this.#sql.skipInProgress.run(now, deploymentSeq)
-    const track = trackFor(revision.source, failureFor(revision.config))
+    const snapshot = this.#snapshot?.(toDeployment(this.#sql.deploymentBySeq.get(deploymentSeq)!), revision) ?? null
+    const track = trackFor(revision.source, failureStatus(revision.config, snapshot))
     const position = statusAt({ status: track[0], since: now, speed, track }, now)
     const { lastInsertRowid } = this.#sql.insertRevision.run({
       id: randomUUID(),
@@ -489,6 +506,7 @@ export class DeploymentRepository {
       status_at: position.since,
       next_at: position.nextAt,
       now,
+      snapshot: snapshot === null ? null : JSON.stringify(snapshot),
     })
     return Number(lastInsertRowid)
   }
