@@ -32,6 +32,7 @@ import { authFlowRoutes } from './routes/auth-flow.js'
 import { authProviderRoutes } from './routes/auth-providers.js'
 import { authTokenRoutes } from './routes/auth-tokens.js'
 import { cronRoutes } from './routes/crons.js'
+import { deploymentLogRoutes } from './routes/deployment-logs.js'
 import { deploymentSourceRoutes } from './routes/deployment-sources.js'
 import { deploymentRoutes } from './routes/deployments.js'
 import { feedbackTokenRoutes, tracingRoutes } from './routes/feedback.js'
@@ -134,6 +135,7 @@ export function buildApp(options: AppOptions = {}): App {
     declareSecurity(scope, controlPlaneSecurity(config))
     scope.register(deploymentRoutes, services)
     scope.register(deploymentSourceRoutes, services)
+    scope.register(deploymentLogRoutes, services)
     scope.register(listenerRoutes, services)
     scope.register(integrationRoutes, services)
   }

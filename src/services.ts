@@ -25,6 +25,7 @@ import { FaultInjector } from './admin/faults.js'
 import { RequestJournal } from './admin/journal.js'
 import type { Clock } from './clock.js'
 import type { Config } from './config.js'
+import { DeploymentLogs } from './domain/deployment-logs.js'
 import { FeedbackService } from './domain/feedback.js'
 import { RunTraces } from './domain/run-traces.js'
 import { snapshotter, SourceUploads } from './domain/source-uploads.js'
@@ -47,6 +48,7 @@ import { OAuthFlowRepository } from './store/oauth-flows.js'
 import { OAuthProviderRepository } from './store/oauth-providers.js'
 import { OAuthTokenRepository } from './store/oauth-tokens.js'
 import { ReadCache } from './store/read-cache.js'
+import { RevisionHistoryRepository } from './store/revision-history.js'
 import { RunRepository } from './store/runs.js'
 import { SourceUploadRepository } from './store/source-uploads.js'
 import { StoreItemRepository } from './store/store-items.js'
@@ -86,6 +88,8 @@ export interface Services {
   readonly deploymentReads: ReadCache<string>
   /** Remote builds' source uploads and local builds' push tokens. */
   readonly sourceUploads: SourceUploads
+  /** Revisions' build and deploy logs. */
+  readonly deploymentLogs: DeploymentLogs
   readonly listeners: ListenerRepository
   readonly providers: OAuthProviderRepository
   readonly tokens: OAuthTokenRepository
@@ -175,6 +179,7 @@ function wire({ config, clock, log, startedAt, fixtures, engine, db, agentUsers 
   const uploads = new SourceUploadRepository(db)
   const deployments = new DeploymentRepository(db, clock, config.revisionSpeed, (change) => bus.publish('deployments', change), snapshotter(uploads))
   const sourceUploads = new SourceUploads({ uploads, deployments, clock, registry: config.registryUrl })
+  const deploymentLogs = new DeploymentLogs({ history: new RevisionHistoryRepository(db), deployments, clock, registry: config.registryUrl })
   stateful.register({ afterReset: () => deployments.invalidate() })
   const listeners = new ListenerRepository(db, clock)
   const tokens = new OAuthTokenRepository(db, clock)
@@ -256,7 +261,7 @@ function wire({ config, clock, log, startedAt, fixtures, engine, db, agentUsers 
   return {
     config, clock, log, startedAt, db, transaction, stateful, seed,
     bus, journal, faults, controls,
-    fixtures, workspaces, seeder, deployments, deploymentReads: new ReadCache<string>(db), sourceUploads, listeners, providers, tokens, oauth, callers: new CallerIds(), agentUsers,
+    fixtures, workspaces, seeder, deployments, deploymentReads: new ReadCache<string>(db), sourceUploads, deploymentLogs, listeners, providers, tokens, oauth, callers: new CallerIds(), agentUsers,
     engine, assistants, threads, runs, executor, threadLog, protocolCommands, runRequests, webhooks, deployedAgents, a2a, mcp, openStreams, store, crons,
     feedback, feedbackService, tracingProjects, runTraces,
   }
