@@ -178,7 +178,10 @@ function wire({ config, clock, log, startedAt, fixtures, engine, db, agentUsers 
   // Each new revision takes a snapshot of what it is made from: for a remote build, the uploaded tarball.
   const uploads = new SourceUploadRepository(db)
   const deployments = new DeploymentRepository(db, clock, config.revisionSpeed, (change) => bus.publish('deployments', change), snapshotter(uploads))
-  const sourceUploads = new SourceUploads({ uploads, deployments, clock, registry: config.registryUrl })
+  const sourceUploads = new SourceUploads({
+    uploads, deployments, clock, registry: config.registryUrl,
+    onChange: (id) => bus.publish('deployments', { workspace: deployments.tenantOf(id) ?? '', deployment_id: id, revision_id: null, status: null }),
+  })
   const deploymentLogs = new DeploymentLogs({ history: new RevisionHistoryRepository(db), deployments, clock, registry: config.registryUrl })
   stateful.register({ afterReset: () => deployments.invalidate() })
   const listeners = new ListenerRepository(db, clock)

@@ -42,6 +42,8 @@ export interface SourceUploadsOptions {
   clock: Clock
   /** The registry local builds push to (`HANGAR_REGISTRY_URL`). */
   registry: string
+  /** Hears of each upload URL handed out and each upload (the inspector's live view). */
+  onChange?: (deploymentId: string) => void
 }
 
 const deploymentNotFound = (id: string) => new NotFound(`Deployment ID ${id} not found.`)
@@ -75,6 +77,7 @@ export class SourceUploads {
     // Signatures name whole seconds: the URL is valid from the second it was issued in.
     const signedAt = Math.floor(issuedAt / 1000) * 1000
     this.#o.uploads.issue({ id, tenantId, deploymentId, objectPath, signature, issuedAt, expiresAt: signedAt + UPLOAD_URL_SECONDS * 1000 })
+    this.#o.onChange?.(deploymentId)
     const date = signatureDate(signedAt)
     const query = new URLSearchParams({
       'X-Goog-Algorithm': 'GOOG4-RSA-SHA256',
@@ -130,6 +133,8 @@ export class SourceUploads {
       archive: await inspectArchive(content),
       at,
     })
+    const upload = this.#o.uploads.byPath(objectPath)
+    if (upload) this.#o.onChange?.(upload.deployment_id)
     return { md5, generation: at * 1000 }
   }
 
