@@ -65,6 +65,7 @@ t.test('a remote build as `langgraph deploy` makes it: upload-url, the signed PU
   const [journaled] = (await api.get('/_hangar/requests?method=PUT')).body.requests
   t.match(journaled, { path: url.pathname, status: 200 }, 'the upload is in the request journal')
   t.match(journaled.query, /X-Goog-Signature=\[redacted\]$/, 'with its signature redacted: the URL is a credential')
+  t.equal(journaled.request_body, null, 'and not the tarball')
 
   const updated = await cli.updateDeploymentInternalSource(deployment.id, { sourceTarballPath: target.object_path, configPath: 'langgraph.json', secrets: SECRETS })
   t.not(updated.latest_revision_id, deployment.latest_revision_id, 'the PATCH made a revision')
