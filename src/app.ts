@@ -25,6 +25,7 @@ import { a2aRoutes } from './routes/a2a.js'
 import { adminEventRoutes } from './routes/admin-events.js'
 import { adminFaultRoutes } from './routes/admin-faults.js'
 import { adminRequestRoutes } from './routes/admin-requests.js'
+import { adminUploadRoutes } from './routes/admin-uploads.js'
 import { adminRoutes } from './routes/admin.js'
 import { agentMetaRoutes } from './routes/agent-meta.js'
 import { assistantRoutes } from './routes/assistants.js'
@@ -32,6 +33,8 @@ import { authFlowRoutes } from './routes/auth-flow.js'
 import { authProviderRoutes } from './routes/auth-providers.js'
 import { authTokenRoutes } from './routes/auth-tokens.js'
 import { cronRoutes } from './routes/crons.js'
+import { deploymentLogRoutes } from './routes/deployment-logs.js'
+import { deploymentSourceRoutes } from './routes/deployment-sources.js'
 import { deploymentRoutes } from './routes/deployments.js'
 import { feedbackTokenRoutes, tracingRoutes } from './routes/feedback.js'
 import { inspectorRoutes } from './routes/inspector.js'
@@ -42,6 +45,7 @@ import { oauthCallbackRoutes, oauthConsentRoutes } from './routes/oauth-browser.
 import { declareSecurity, leaveOutOfDocs, openapiDocument, openapiRoute } from './routes/openapi.js'
 import { protocolRoutes } from './routes/protocol.js'
 import { runRoutes } from './routes/runs.js'
+import { signedUploadRoutes } from './routes/signed-uploads.js'
 import { storeRoutes } from './routes/store.js'
 import { runTraceRoutes, runV2Routes, tracingInfoRoutes } from './routes/run-traces.js'
 import { systemRoutes } from './routes/system.js'
@@ -113,7 +117,7 @@ export function buildApp(options: AppOptions = {}): App {
     app.register(cors, {
       origin: config.corsOrigins.includes('*') ? '*' : config.corsOrigins,
       methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
-      allowedHeaders: ['content-type', 'x-api-key', 'x-tenant-id', 'authorization', 'last-event-id', 'x-hangar-admin-token'],
+      allowedHeaders: ['content-type', 'x-api-key', 'x-tenant-id', 'authorization', 'last-event-id', 'x-hangar-admin-token', 'x-goog-content-length-range'],
       exposedHeaders: ['content-location', 'location', 'x-pagination-total', 'x-pagination-next'],
     })
   }
@@ -131,6 +135,8 @@ export function buildApp(options: AppOptions = {}): App {
     scope.addHook('onRequest', controlPlaneAuth(config, { callers: services.callers, onWorkspace }))
     declareSecurity(scope, controlPlaneSecurity(config))
     scope.register(deploymentRoutes, services)
+    scope.register(deploymentSourceRoutes, services)
+    scope.register(deploymentLogRoutes, services)
     scope.register(listenerRoutes, services)
     scope.register(integrationRoutes, services)
   }
@@ -149,6 +155,8 @@ export function buildApp(options: AppOptions = {}): App {
       copy.register(authService)
       // Where a browser lands from the provider: no credentials, the OAuth state authorizes.
       copy.register(oauthCallbackRoutes, services)
+      // Where a signed upload URL points (Cloud Storage's part): the URL itself authorizes.
+      copy.register(signedUploadRoutes, services)
     }, { prefix })
   }
   app.register(oauthConsentRoutes, services)
@@ -195,6 +203,7 @@ export function buildApp(options: AppOptions = {}): App {
     declareSecurity(scope, adminSecurity(config))
     await scope.register(adminRoutes, services)
     await scope.register(adminRequestRoutes, services)
+    await scope.register(adminUploadRoutes, services)
     await scope.register(adminFaultRoutes, services)
     await scope.register(adminEventRoutes, services)
   }, { prefix: '/_hangar' })

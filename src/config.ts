@@ -45,6 +45,8 @@ export const Config = Type.Object({
   logFormat: StringEnum(['auto', 'json', 'pretty']),
   /** Whether runs may name webhooks on this machine (localhost, 127.0.0.1, ::1, relative URLs). */
   webhookLoopback: Type.Boolean(),
+  /** The registry `POST …/push-token` names for local builds to push to (host[:port][/path]). */
+  registryUrl: Type.String({ minLength: 1 }),
 })
 export type Config = Static<typeof Config>
 /** Each setting's validator, compiled once when hangar loads (a schema the validator cannot honour stops it there). */
@@ -98,6 +100,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'corsOrigins', env: 'HANGAR_CORS_ORIGINS', flag: 'cors-origins', kind: 'list', default: ['*'], help: 'origins browsers may call from: * for any, or a comma-separated list; "none" sends no CORS headers' },
   { key: 'logFormat', env: 'HANGAR_LOG_FORMAT', flag: 'log-format', kind: 'string', default: 'auto', help: 'json, pretty, or auto: pretty on a terminal, JSON otherwise' },
   { key: 'webhookLoopback', env: 'HANGAR_WEBHOOK_LOOPBACK', flag: 'webhook-loopback', kind: 'boolean', default: true, help: 'runs may name webhooks on this machine (localhost, 127.0.0.1, ::1, relative URLs); false refuses them with 422 as the hosted server does (cloud metadata endpoints are refused either way)' },
+  { key: 'registryUrl', env: 'HANGAR_REGISTRY_URL', flag: 'registry-url', kind: 'string', default: 'localhost:5000/hangar', help: 'the registry POST /v2/deployments/{id}/push-token names for langgraph deploy\'s local builds (a registry:2 container on localhost:5000 takes the pushes)' },
 ]
 
 /** A setting hangar cannot start with; its message is one line naming the setting and what is accepted. */

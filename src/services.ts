@@ -25,8 +25,10 @@ import { FaultInjector } from './admin/faults.js'
 import { RequestJournal } from './admin/journal.js'
 import type { Clock } from './clock.js'
 import type { Config } from './config.js'
+import { DeploymentLogs } from './domain/deployment-logs.js'
 import { FeedbackService } from './domain/feedback.js'
 import { RunTraces } from './domain/run-traces.js'
+import { snapshotter, SourceUploads } from './domain/source-uploads.js'
 import { TracingProjects } from './domain/tracing-projects.js'
 import { CallerIds } from './domain/oauth.js'
 import { OAuthFlows } from './domain/oauth-flows.js'
@@ -46,7 +48,9 @@ import { OAuthFlowRepository } from './store/oauth-flows.js'
 import { OAuthProviderRepository } from './store/oauth-providers.js'
 import { OAuthTokenRepository } from './store/oauth-tokens.js'
 import { ReadCache } from './store/read-cache.js'
+import { RevisionHistoryRepository } from './store/revision-history.js'
 import { RunRepository } from './store/runs.js'
+import { SourceUploadRepository } from './store/source-uploads.js'
 import { StoreItemRepository } from './store/store-items.js'
 import { ThreadEventRepository } from './store/thread-events.js'
 import { ThreadRepository } from './store/threads.js'
@@ -82,6 +86,10 @@ export interface Services {
   readonly deployments: DeploymentRepository
   /** Deployment reads kept while the database is unchanged. */
   readonly deploymentReads: ReadCache<string>
+  /** Remote builds' source uploads and local builds' push tokens. */
+  readonly sourceUploads: SourceUploads
+  /** Revisions' build and deploy logs. */
+  readonly deploymentLogs: DeploymentLogs
   readonly listeners: ListenerRepository
   readonly providers: OAuthProviderRepository
   readonly tokens: OAuthTokenRepository
@@ -167,7 +175,14 @@ function wire({ config, clock, log, startedAt, fixtures, engine, db, agentUsers 
   const workspaces = new WorkspaceRepository(db, agentData)
   const providers = new OAuthProviderRepository(db, clock)
   const seeder = stateful.register(new WorkspaceSeeder(db, fixtures, { workspaces, providers }, clock, config.selfHostedEnterprise))
-  const deployments = new DeploymentRepository(db, clock, config.revisionSpeed, (change) => bus.publish('deployments', change))
+  // Each new revision takes a snapshot of what it is made from: for a remote build, the uploaded tarball.
+  const uploads = new SourceUploadRepository(db)
+  const deployments = new DeploymentRepository(db, clock, config.revisionSpeed, (change) => bus.publish('deployments', change), snapshotter(uploads))
+  const sourceUploads = new SourceUploads({
+    uploads, deployments, clock, registry: config.registryUrl,
+    onChange: (id) => bus.publish('deployments', { workspace: deployments.tenantOf(id) ?? '', deployment_id: id, revision_id: null, status: null }),
+  })
+  const deploymentLogs = new DeploymentLogs({ history: new RevisionHistoryRepository(db), deployments, clock, registry: config.registryUrl })
   stateful.register({ afterReset: () => deployments.invalidate() })
   const listeners = new ListenerRepository(db, clock)
   const tokens = new OAuthTokenRepository(db, clock)
@@ -250,7 +265,7 @@ function wire({ config, clock, log, startedAt, fixtures, engine, db, agentUsers 
   return {
     config, clock, log, startedAt, db, transaction, stateful, seed,
     bus, journal, faults, controls,
-    fixtures, workspaces, seeder, deployments, deploymentReads: new ReadCache<string>(db), listeners, providers, tokens, oauth, callers: new CallerIds(), agentUsers,
+    fixtures, workspaces, seeder, deployments, deploymentReads: new ReadCache<string>(db), sourceUploads, deploymentLogs, listeners, providers, tokens, oauth, callers: new CallerIds(), agentUsers,
     engine, assistants, threads, runs, executor, threadLog, protocolCommands, runRequests, webhooks, deployedAgents, a2a, mcp, openStreams, store, crons,
     feedback, feedbackService, tracingProjects, runTraces,
   }

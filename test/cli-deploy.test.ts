@@ -7,7 +7,7 @@
 
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { cpSync, mkdtempSync, rmSync } from 'node:fs'
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -97,6 +97,7 @@ t.test('a remote build: create, upload, PATCH, poll until DEPLOYED, as the CLI s
   const dir = project(t)
   const run = await cli(dir, ['deploy', '--remote', '--no-input', '--json', '--name', 'cli-demo', ...hangar.hostArgs])
   t.equal(run.code, 0, `the CLI succeeds (stderr: ${run.stderr})`)
+  const made = [...hangar.requests]
   const result = events(run.stdout).find((event) => event.event === 'result')
   t.equal(result?.status, 'succeeded', 'its result is "succeeded"')
   t.equal(result?.message, 'Deployment successful!')
@@ -116,7 +117,7 @@ t.test('a remote build: create, upload, PATCH, poll until DEPLOYED, as the CLI s
 
   const id = deployment.id
   const rid = revision.id
-  const sequence = hangar.requests.filter((line) => !line.startsWith('PUT '))
+  const sequence = made.filter((line) => !line.startsWith('PUT '))
   t.same(sequence.slice(0, 5), [
     'GET /v2/deployments',
     'POST /v2/deployments',
@@ -124,10 +125,26 @@ t.test('a remote build: create, upload, PATCH, poll until DEPLOYED, as the CLI s
     `PATCH /v2/deployments/${id}`,
     `GET /v2/deployments/${id}/revisions`,
   ], 'look up, create, ask for an upload URL, trigger the build, find its revision')
-  t.ok(hangar.requests.some((line) => line.startsWith('PUT ')), 'the tarball was PUT to the upload URL')
+  t.ok(made.some((line) => line.startsWith('PUT ')), 'the tarball was PUT to the upload URL')
   const polls = sequence.slice(5, -1)
-  t.ok(polls.length >= 2 && polls.every((line) => line === `GET /v2/deployments/${id}/revisions/${rid}`), 'then it polls the revision')
+  t.ok(polls.length >= 2 && polls.every((line) => line === `GET /v2/deployments/${id}/revisions/${rid}`), `then it polls the revision (${sequence.join(', ')})`)
   t.equal(sequence.at(-1), `GET /v2/deployments/${id}`, 'and reads the deployment for its URL')
+})
+
+t.test('a project whose graph file is missing: BUILD_FAILED, the last build-log lines name the file, exit 1', async (t) => {
+  const hangar = await hangarForCli(t)
+  const dir = project(t)
+  writeFileSync(join(dir, 'langgraph.json'), JSON.stringify({ node_version: '20', graphs: { agent: './src/agent.ts:graph', tools: './src/tools.ts:graph' }, env: '.env' }))
+  const run = await cli(dir, ['deploy', '--remote', '--no-input', '--name', 'cli-broken', ...hangar.hostArgs])
+  t.equal(run.code, 1, 'the CLI fails')
+  const output = run.stdout + run.stderr
+  t.match(output, /Last build log lines:/, 'it fetched the last build-log lines')
+  t.match(output, "Could not find the file of graph 'tools': ./src/tools.ts (no src/tools.ts in the uploaded source).", 'the cause is among them')
+  t.match(output, /Deployment failed/)
+  t.ok(hangar.requests.some((line) => /^POST \/v1\/projects\/[^/]+\/revisions\/[^/]+\/build_logs$/.test(line)), 'read from the CLI\'s build_logs route')
+  const [deployment] = (await (await hangar.api('GET', '/v2/deployments?name_contains=cli-broken')).json()).resources
+  const [revision] = (await (await hangar.api('GET', `/v2/deployments/${deployment.id}/revisions`)).json()).resources
+  t.match(revision, { status: 'BUILD_FAILED', status_message: /src\/tools\.ts/ })
 })
 
 t.test('--verbose prints the build logs while BUILDING; no log line prints a secret', async (t) => {

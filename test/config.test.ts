@@ -42,6 +42,7 @@ t.test('with nothing set, every setting has its documented default', async (t) =
     corsOrigins: ['*'],
     logFormat: 'auto',
     webhookLoopback: true,
+    registryUrl: 'localhost:5000/hangar',
   })
   t.same(config, defaultConfig())
 })
@@ -56,6 +57,7 @@ t.test('environment variables set every setting, parsed into their types', async
     HANGAR_AUTH: 'off', HANGAR_HEARTBEAT_MS: '0', HANGAR_SSE_END_EVENT: 'true', HANGAR_FEEDBACK_TTL: '90m', HANGAR_ADMIN_TOKEN: 'adm',
     HANGAR_JOURNAL_SIZE: '50', HANGAR_CORS_ORIGINS: 'http://localhost:3000, https://app.example.com', HANGAR_LOG_FORMAT: 'json',
     HANGAR_WEBHOOK_LOOPBACK: 'no', HANGAR_AGENT_AUTH: 'users', HANGAR_AGENT_USERS: '/srv/users.json',
+    HANGAR_REGISTRY_URL: 'registry.example.com:5000/builds',
   })
   t.same(config, {
     port: 9000, host: '0.0.0.0', db: ':memory:', apiKeys: ['a', 'b', 'c'],
@@ -66,6 +68,7 @@ t.test('environment variables set every setting, parsed into their types', async
     auth: 'off', heartbeatMs: 0, sseEndEvent: true, feedbackTtl: 5400, adminToken: 'adm',
     journalSize: 50, corsOrigins: ['http://localhost:3000', 'https://app.example.com'], logFormat: 'json',
     webhookLoopback: false, agentAuth: 'users', agentUsers: '/srv/users.json',
+    registryUrl: 'registry.example.com:5000/builds',
   })
 })
 

@@ -6,6 +6,7 @@
 import t, { type Test } from 'tap'
 import { RevisionStatus } from '../src/lifecycle/revisions.js'
 import { dockerDeployment, fetchClient, githubDeployment, serveApp, TENANT_A, TENANT_B, type Client } from './helpers.js'
+import { archiveOf, uploadTo } from './deploy-cli.js'
 
 /** What `langgraph deploy` sends on every request (it spells the tenant header `X-Tenant-ID`). */
 const CLI_HEADERS = { 'X-Api-Key': 'lsv2_cli', 'X-Tenant-ID': TENANT_A, Accept: 'application/json' }
@@ -54,11 +55,15 @@ t.test('langgraph deploy (remote build): an empty internal_source deployment, th
   })
   t.same((await cli.get(`/v2/deployments/${created.body.id}/revisions?limit=1`)).body, { resources: [], offset: 0 })
 
-  const patched = await cli.patch(`/v2/deployments/${created.body.id}`, tarballPatch)
+  // The CLI's upload: a URL for the tarball, the tarball PUT to it, its object path in the PATCH.
+  const upload = (await cli.post(`/v2/deployments/${created.body.id}/upload-url`)).body
+  t.equal((await uploadTo(upload.upload_url, await archiveOf(t))).status, 200)
+  const codePatch = { ...tarballPatch, source_revision_config: { ...tarballPatch.source_revision_config, source_tarball_path: upload.object_path } }
+  const patched = await cli.patch(`/v2/deployments/${created.body.id}`, codePatch)
   t.equal(patched.status, 200)
   t.equal(patched.body.tenant_id, TENANT_A, 'the CLI builds its status URL from tenant_id')
   t.not(patched.body.latest_revision_id, null)
-  t.match(patched.body.source_revision_config, { source_tarball_path: 'uploads/tenant/app.tar.gz', tracked_packages: ['google-adk:1.0.0'] })
+  t.match(patched.body.source_revision_config, { source_tarball_path: upload.object_path, tracked_packages: ['google-adk:1.0.0'] })
 
   const { revision, seen } = await pollRevision(cli, (ms) => clock.advance(ms), created.body.id, 3000)
   t.equal(revision.id, patched.body.latest_revision_id, 'limit=1 gives the new revision')
@@ -67,7 +72,7 @@ t.test('langgraph deploy (remote build): an empty internal_source deployment, th
   const after = (await cli.get(`/v2/deployments/${created.body.id}`)).body
   t.match(after, { status: 'READY', active_revision_id: revision.id })
 
-  const again = await cli.patch(`/v2/deployments/${created.body.id}`, { ...tarballPatch, tracked_packages: undefined })
+  const again = await cli.patch(`/v2/deployments/${created.body.id}`, { ...codePatch, tracked_packages: undefined })
   t.equal(again.body.source_revision_config.tracked_packages, null, 'a revision carries only the packages its own request named')
 })
 
@@ -88,8 +93,8 @@ t.test('an uploaded source without its code yet: only what is complete makes a r
   const { cli } = await serve(t)
   const create = (name: string, source: string, revision: object) =>
     cli.post('/v2/deployments', { name, source, source_config: {}, source_revision_config: revision, secrets: [] })
-  t.same((await create('a', 'internal_source', { langgraph_config_path: 'langgraph.json' })).body,
-    { detail: 'source_revision_config.source_tarball_path is required for internal_source source.' }, 'a config path alone is no code')
+  const configOnly = (await create('a', 'internal_source', { langgraph_config_path: 'langgraph.json' })).body
+  t.match(configOnly, { latest_revision_id: null, status: 'AWAITING_DATABASE' }, 'a config path alone is no code: it waits for the tarball')
   t.same((await create('b', 'internal_source', { source_tarball_path: 'uploads/x.tar.gz' })).body,
     { detail: 'source_revision_config.langgraph_config_path is required for internal_source source.' })
   t.same((await create('c', 'internal_docker', { langgraph_config_path: 'langgraph.json' })).body,
@@ -205,7 +210,7 @@ t.test('POST revisions takes the provider\'s body and answers 201 with the Revis
     secret_references: [{ name: 'DB', secret_name: 'db', secret_key: 'url' }],
   })
   t.equal(res.status, 201)
-  t.same(Object.keys(res.body), ['id', 'created_at', 'updated_at', 'status', 'source', 'source_revision_config'])
+  t.same(Object.keys(res.body), ['id', 'created_at', 'updated_at', 'status', 'source', 'source_revision_config', 'status_message'])
   t.match(res.body, { status: 'CREATING', source_revision_config: { image_uri: 'registry.example.com/agent:2.0' } })
   const after = (await tf.get(`/v2/deployments/${d.id}`)).body
   t.equal(after.latest_revision_id, res.body.id)

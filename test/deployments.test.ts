@@ -319,7 +319,9 @@ t.test('get revision: 200, 404 for an unknown revision, 404 for an unknown deplo
   const d = (await api.post('/v2/deployments', githubDeployment())).body
   const rev = await api.get(`/v2/deployments/${d.id}/revisions/${d.latest_revision_id}`)
   t.equal(rev.status, 200)
-  t.same(Object.keys(rev.body), ['id', 'created_at', 'updated_at', 'status', 'source', 'source_revision_config'])
+  t.same(Object.keys(rev.body), ['id', 'created_at', 'updated_at', 'status', 'source', 'source_revision_config', 'status_message'],
+    'the spec\'s fields, in its order, then `status_message` (in newer responses)')
+  t.equal(rev.body.status_message, null, 'null while all is well')
   const rid = '5a5a0000-0000-4000-8000-000000000000'
   t.same((await api.get(`/v2/deployments/${d.id}/revisions/${rid}`)).body, { detail: `Revision ID ${rid} not found.` })
   const other = '6b6b0000-0000-4000-8000-000000000000'

@@ -13,6 +13,7 @@
 // Generators live in fuzz-arbitraries.ts.
 
 import net from 'node:net'
+import { gzipSync } from 'node:zlib'
 import t, { type Test } from 'tap'
 import fc from 'fast-check'
 import type { App } from '../src/app.js'
@@ -32,6 +33,8 @@ const GITHUB_INTEGRATION = '6f1a0c1e-1b43-4a9a-9f57-2f5f7f2d9a10'
 const FORGE_INTEGRATION = 'b4c1d2e3-5f60-4a71-8b92-a3b4c5d6e7f8'
 const GOOD = { [API_KEY_HEADER]: API_KEY }
 const JSON_TYPE = { 'content-type': 'application/json' }
+/** What `langgraph deploy` sends with its upload to a signed URL. */
+const UPLOAD_HEADERS = { 'content-type': 'application/gzip', 'x-goog-content-length-range': '0,209715200' }
 
 /**
  * How many requests each property sends: per family (property A), and batches of one to eight
@@ -50,6 +53,8 @@ interface World {
   broken: string
   /** Requests the schema accepts but a rule of the service refuses (400, 404, 409, …). */
   refused: FuzzRequest[]
+  /** A signed upload URL of the remote build deployment (path and query). */
+  uploadUrl: string
 }
 
 async function buildWorld(app: App): Promise<World> {
@@ -71,6 +76,14 @@ async function buildWorld(app: App): Promise<World> {
   const leaving = await ok('leaving deployment', 201, api.post('/v2/deployments', dockerDeployment({ name: 'leaving' })))
   await ok('manual speed', 200, api.post(`/_hangar/deployments/${leaving.id}/speed`, { speed: 'manual' }))
   await ok('delete', 204, api.delete(`/v2/deployments/${leaving.id}`))
+  // What `langgraph deploy` makes: a remote build (with a source uploaded to its signed URL) and a local one.
+  const remote = await ok('remote build deployment', 201, api.post('/v2/deployments', { name: 'remote', source: 'internal_source', source_config: { deployment_type: 'dev' }, source_revision_config: { langgraph_config_path: 'langgraph.json' }, secrets: [{ name: 'KEY', value: 'fuzz-secret-value' }] }))
+  const local = await ok('local build deployment', 201, api.post('/v2/deployments', { name: 'local', source: 'internal_docker', source_config: { deployment_type: 'dev' }, source_revision_config: { image_uri: 'registry.example.com/agent:1' }, secrets: [] }))
+  const upload = await ok('upload url', 200, api.post(`/v2/deployments/${remote.id}/upload-url`))
+  const uploadUrl = new URL(upload.upload_url)
+  const put = await app.inject({ method: 'PUT', url: uploadUrl.pathname + uploadUrl.search, headers: UPLOAD_HEADERS, payload: gzipSync('not a tar archive') })
+  if (put.statusCode !== 200) throw new Error(`building the fuzz world: the upload answered ${put.statusCode} ${put.body}`)
+  const built = await ok('remote build', 200, api.patch(`/v2/deployments/${remote.id}`, { revision_source: 'internal_source', source_revision_config: { source_tarball_path: upload.object_path, langgraph_config_path: 'langgraph.json' } }))
   const listener = await ok('listener', 201, api.post('/v2/listeners', { compute_type: 'k8s', compute_id: 'cluster-1', compute_config: { k8s_namespaces: ['default'] } }))
   await ok('provider', 200, api.post('/v2/auth/providers', { provider_id: 'fuzz', name: 'Fuzz', client_id: 'fuzz-client', auth_url: 'https://auth.example/authorize', token_url: 'https://auth.example/token' }))
 
@@ -107,8 +120,8 @@ async function buildWorld(app: App): Promise<World> {
   const projectOfRoot = (await ok('run trace', 200, api.get(`/api/v1/runs/${root.run}`))).session_id as string
 
   const ids: Record<string, string[]> = {
-    deployment_id: [ready.id, github.id, broken.id],
-    revision_id: [...revisions, ready.latest_revision_id],
+    deployment_id: [ready.id, github.id, broken.id, remote.id, local.id],
+    revision_id: [...revisions, ready.latest_revision_id, built.latest_revision_id, local.latest_revision_id],
     listener_id: [listener.id],
     integration_id: [GITHUB_INTEGRATION, FORGE_INTEGRATION],
     provider_id: ['github', 'slack', 'google', 'fuzz'],
@@ -144,10 +157,16 @@ async function buildWorld(app: App): Promise<World> {
     refuse('bulk delete of nothing', 'DELETE', `${prefix}/v2/deployments?deployment_ids=${SAMPLE_UUID}`)
     refuse('min_scale 0 outside dev_zero', 'POST', `${prefix}/v2/deployments`, dockerDeployment({ name: 'n5', source_config: { resource_spec: { min_scale: 0 } } }))
     refuse('an internal_template needs its template_id', 'POST', `${prefix}/v2/deployments`, { name: 'n6', source: 'internal_template', source_config: {}, source_revision_config: {}, secrets: [] })
-    refuse('an internal_source config path without its tarball', 'POST', `${prefix}/v2/deployments`, { name: 'n7', source: 'internal_source', source_config: {}, source_revision_config: { langgraph_config_path: 'l.json' }, secrets: [] })
+    refuse('an internal_source tarball without its config path', 'POST', `${prefix}/v2/deployments`, { name: 'n7', source: 'internal_source', source_config: {}, source_revision_config: { source_tarball_path: 'uploads/x.tar.gz' }, secrets: [] })
     refuse('a revision body that changes what cannot change', 'POST', `${prefix}/v2/deployments/${github.id}/revisions`, { source_config: { repo_url: 'https://elsewhere' } })
     refuse('a deployment being deleted takes no PATCH', 'PATCH', `${prefix}/v2/deployments/${leaving.id}`, { display_name: 'x' })
     refuse('a deployment being deleted takes no revision', 'POST', `${prefix}/v2/deployments/${leaving.id}/revisions`, {})
+    refuse('upload URLs only for internal_source', 'POST', `${prefix}/v2/deployments/${local.id}/upload-url`)
+    refuse('push tokens only for internal_docker', 'POST', `${prefix}/v2/deployments/${remote.id}/push-token`)
+    refuse('an upload URL of an unknown deployment', 'POST', `${prefix}/v2/deployments/${SAMPLE_UUID}/upload-url`)
+    refuse('the logs of another deployment\'s revision', 'GET', `${prefix}/v2/deployments/${remote.id}/revisions/${revisions[0]}/logs?type=build`)
+    refuse('a log cursor hangar did not write', 'POST', `${prefix}/v1/projects/${remote.id}/deploy_logs`, { offset: 'bm90IGEgY3Vyc29y' })
+    refuse('build logs of an unknown revision', 'POST', `${prefix}/v1/projects/${remote.id}/revisions/${SAMPLE_UUID}/build_logs`, { order: 'desc', limit: 30 })
     refuse('a compute_id is unique', 'POST', `${prefix}/v2/listeners`, { compute_type: 'k8s', compute_id: 'cluster-1', compute_config: {} })
     refuse('no listeners without the plan', 'POST', `${prefix}/v2/listeners`, { compute_type: 'k8s', compute_id: 'c2', compute_config: {} }, { 'x-tenant-id': NO_PLAN_WORKSPACE })
     refuse('a provider id is unique', 'POST', `${prefix}/v2/auth/providers`, { provider_id: 'github', name: 'G', client_id: 'c', auth_url: 'https://a', token_url: 'https://t' })
@@ -260,7 +279,7 @@ async function buildWorld(app: App): Promise<World> {
     ...(doc.tables.runs?.length ? [withTable('runs', doc.tables.runs.map((r: any) => ({ ...r, thread_seq: 999_999 })))] : []),
   ]) refuse('not a state document', 'PUT', '/_hangar/state', bad)
 
-  return { ids, serving: [ready.id, github.id], broken: broken.id, refused }
+  return { ids, serving: [ready.id, github.id], broken: broken.id, refused, uploadUrl: uploadUrl.pathname + uploadUrl.search }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -626,6 +645,48 @@ t.test('requests hangar rejects change nothing it stores (state, clock, faults)'
     const after = await h.store()
     dirty = after !== h.baseline
     if (dirty && problems.length === 0) problems.push(`every request was rejected, but the store changed:\n${changes(h.baseline, after)}`)
+    if (problems.length > 0) throw new Error(problems.join('\n'))
+  })
+})
+
+// ---------------------------------------------------------------------------------------------
+// The signed upload URL (Cloud Storage's part, left out of /openapi.json, so not among the routes
+// above): whatever is sent to it is an upload or one of Cloud Storage's XML errors, never a 5xx,
+// and a refused upload keeps nothing.
+
+const STORAGE_ERROR = /^<\?xml version='1\.0' encoding='UTF-8'\?><Error><Code>[A-Za-z]+<\/Code><Message>[^<]*<\/Message>(<Details>[^<]*<\/Details>)?<\/Error>$/
+
+t.test('the signed upload URL: any signature, headers, body or time is an upload or Cloud Storage\'s XML error, and a refused one keeps nothing', async (t) => {
+  const h = await harness(t)
+  const signed = new URL(h.world.uploadUrl, 'http://hangar')
+  const deploymentId = signed.pathname.split('/')[4]
+  const uploads = async () => (await h.app.inject({ method: 'GET', url: `/_hangar/deployments/${deploymentId}/uploads` })).body
+  const request = fc.record({
+    signature: fc.oneof(fc.constant(signed.searchParams.get('X-Goog-Signature')!), fc.string({ maxLength: 80 }), fc.stringMatching(/^[0-9a-f]{64}$/)),
+    path: fc.constantFrom(signed.pathname, signed.pathname.replace('.tar.gz', '.tgz'), '/storage/another-bucket/deployments/x.tar.gz', `/api-host${signed.pathname}`, '/storage/hangar-source-uploads/'),
+    contentType: fc.option(fc.constantFrom('application/gzip', 'APPLICATION/GZIP', 'application/octet-stream', 'application/json', 'text/plain; charset=utf-8', 'application/gzip; x=1')),
+    range: fc.option(fc.constantFrom('0,209715200', '0, 209715200', '0,1', '', 'garbage', '209715200,0')),
+    body: fc.uint8Array({ maxLength: 2048 }),
+    late: fc.boolean(),
+  })
+  await holds(t, 'uploads to the signed URL', request, 200, async (r) => {
+    const before = await uploads()
+    const url = new URL(signed)
+    url.pathname = r.path
+    url.searchParams.set('X-Goog-Signature', r.signature)
+    if (r.late) h.app.clock.advance(901_000)
+    const headers: Record<string, string> = {}
+    if (r.contentType !== null) headers['content-type'] = r.contentType
+    if (r.range !== null) headers['x-goog-content-length-range'] = r.range
+    const res = await h.app.inject({ method: 'PUT', url: url.pathname + url.search, headers, payload: Buffer.from(r.body) })
+    const problems: string[] = []
+    if (res.statusCode >= 500) problems.push(`answered ${res.statusCode}: ${res.body.slice(0, 300)}`)
+    if (res.statusCode === 200 && (r.late || res.body !== '')) problems.push(`an upload was accepted ${r.late ? 'after the URL expired' : `with a body: ${res.body}`}`)
+    if (res.statusCode !== 200 && res.statusCode !== 404 && !(STORAGE_ERROR.test(res.body) && String(res.headers['content-type']).startsWith('application/xml'))) {
+      problems.push(`refused (${res.statusCode}) without Cloud Storage's XML error: ${res.body.slice(0, 300)}`)
+    }
+    if (res.statusCode !== 200 && await uploads() !== before) problems.push(`refused (${res.statusCode}) but the upload changed`)
+    if (r.late || res.statusCode === 200) await h.restore()
     if (problems.length > 0) throw new Error(problems.join('\n'))
   })
 })

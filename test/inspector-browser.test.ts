@@ -8,6 +8,7 @@
 
 import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
+import { gzipSync } from 'node:zlib'
 import t, { type Test } from 'tap'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import { Client } from '@langchain/langgraph-sdk'
@@ -132,6 +133,32 @@ t.test('deployments move, a run streams, and a thumbs-up comes back as feedback'
   await submission.getByRole('button').click()
   await page.locator('#request-detail pre', { hasText: 'spot on' }).waitFor()
   t.pass('the submission is in the request journal, with its body')
+  t.same(errors, [], 'the page threw no errors')
+})
+
+t.test('a remote build\'s uploads show under its deployment, with what unpacking found, and download as uploaded', { skip }, async (t) => {
+  const hangar = await started(t)
+  const { page, errors } = await open(t, hangar)
+  await page.locator('#connection', { hasText: 'Live' }).waitFor()
+  const created = await fetch(`${hangar.url}/v2/deployments`, {
+    method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'remote_build', source: 'internal_source', source_config: { deployment_type: 'dev' }, source_revision_config: { langgraph_config_path: 'langgraph.json' }, secrets: [] }),
+  })
+  const deployment = await created.json() as { id: string }
+  const target = await (await fetch(`${hangar.url}/v2/deployments/${deployment.id}/upload-url`, { method: 'POST', headers: { 'x-api-key': KEY } })).json() as { upload_url: string; object_path: string }
+  const upload = page.locator(`tr[data-upload="${target.object_path.split('/').pop()!.replace('.tar.gz', '')}"]`)
+  await upload.locator('td', { hasText: 'not yet' }).waitFor()
+  t.pass('an upload URL handed out shows, waiting for its upload')
+
+  const bytes = gzipSync('a gzip of something that is not a tar archive')
+  const put = await fetch(target.upload_url, {
+    method: 'PUT', headers: { 'Content-Type': 'application/gzip', 'X-Goog-Content-Length-Range': '0,209715200' }, body: new Uint8Array(bytes),
+  })
+  t.equal(put.status, 200)
+  await upload.locator('td', { hasText: 'it holds no tar archive' }).waitFor()
+  t.match(await upload.textContent(), `${bytes.length} bytes`)
+  const [download] = await Promise.all([page.waitForEvent('download'), upload.getByRole('button', { name: /^Download upload/ }).click()])
+  t.same(await readFile((await download.path())!), bytes, 'the bytes as uploaded')
   t.same(errors, [], 'the page threw no errors')
 })
 

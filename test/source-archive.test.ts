@@ -1,5 +1,6 @@
-// What a remote build finds wrong with an uploaded source, on archives made the way the deploy CLI
-// makes them (a gzip tarball of the project directory, paths relative to its root).
+// What an uploaded source archive holds and what a build finds wrong with its langgraph.json, on
+// archives made the way the deploy CLI makes them (a gzip tarball of the project directory, paths
+// relative to its root). test/deployment-builds.test.ts covers the same through the HTTP API.
 
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -7,7 +8,7 @@ import { dirname, join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import t, { type Test } from 'tap'
 import { create } from 'tar'
-import { sourceArchiveProblem } from '../src/domain/source-archive.js'
+import { configProblem, inspectArchive } from '../src/domain/source-archive.js'
 
 /** A gzip tarball of `files` (path → content), as `tar czf - .` in a directory holding them. */
 async function tarball(t: Test, files: Record<string, string>, gzip = true): Promise<Buffer> {
@@ -23,6 +24,16 @@ async function tarball(t: Test, files: Record<string, string>, gzip = true): Pro
 }
 
 const config = (graphs: unknown) => JSON.stringify({ node_version: '20', graphs })
+
+/** What a build finds wrong with the archive and its config at `configPath` (as the build's checks run: unpack, find, read). */
+async function sourceArchiveProblem(bytes: Buffer, configPath: string): Promise<string | null> {
+  const facts = await inspectArchive(bytes)
+  if (!facts.gzip) return 'The uploaded source is not a gzip-compressed tar archive.'
+  if (facts.files === null) return `The uploaded source could not be unpacked: ${facts.error}`
+  const text = facts.configs?.[configPath]
+  if (text === undefined) return `Could not find ${configPath} in the uploaded source.`
+  return configProblem(configPath, text, facts.files)
+}
 
 t.test('a project whose config and graph files are all there builds', async (t) => {
   const bytes = await tarball(t, { 'langgraph.json': config({ agent: './src/agent.ts:graph' }), 'src/agent.ts': 'export const graph = 1' })

@@ -3,6 +3,7 @@
 // other's rows (and what boot seeded), and resetting both exactly what boot seeded. A table added
 // later that the scenario does not reach fails the first assertion, so it cannot be forgotten.
 
+import { gzipSync } from 'node:zlib'
 import t from 'tap'
 import type { App } from '../src/app.js'
 import { clientFor, dockerDeployment, makeApp, TENANT_A, TENANT_B, type Client } from './helpers.js'
@@ -16,7 +17,11 @@ async function snapshot(app: App): Promise<Rows> {
   return Object.fromEntries(Object.entries(doc.tables).map(([table, rows]) => [table, rows.map((row) => JSON.stringify(row)).sort()]))
 }
 
-/** What a workspace's users do: a deployment whose agent server keeps assistants, threads and runs with feedback, store items, crons, a listener, OAuth. */
+/**
+ * What a workspace's users do: a deployment whose agent server keeps assistants, threads and runs
+ * with feedback, store items, crons, a listener, OAuth; a remote build with an uploaded source whose
+ * revision moves a step (a recorded status change).
+ */
 async function useWorkspace(app: App, tenant: string) {
   const api: Client = clientFor(app, { 'x-api-key': `key-of-${tenant}`, 'x-tenant-id': tenant })
   const deployment = (await api.post('/v2/deployments', dockerDeployment({ name: 'bot' }))).body
@@ -40,6 +45,15 @@ async function useWorkspace(app: App, tenant: string) {
   t.equal((await api.post('/api/v1/feedback', { key: 'note', comment: 'on no run' })).status, 200, 'feedback on no run')
   t.equal((await api.post('/v2/listeners', { compute_type: 'k8s', compute_id: `cluster-${tenant}`, compute_config: { k8s_namespaces: ['default'] } })).status, 201)
   await completeFlow(app, api, 'github', { agentId: 'my-agent' })
+
+  const remote = (await api.post('/v2/deployments', { name: 'remote', source: 'internal_source', source_config: { deployment_type: 'dev' }, source_revision_config: { langgraph_config_path: 'langgraph.json' }, secrets: [] })).body
+  t.equal((await app.inject({ method: 'POST', url: `/_hangar/deployments/${remote.id}/speed`, payload: { speed: 'manual' } })).statusCode, 200)
+  const target = (await api.post(`/v2/deployments/${remote.id}/upload-url`)).body
+  const signed = new URL(target.upload_url)
+  const put = await app.inject({ method: 'PUT', url: signed.pathname + signed.search, headers: { 'content-type': 'application/gzip', 'x-goog-content-length-range': '0,209715200' }, payload: gzipSync(tenant) })
+  t.equal(put.statusCode, 200, 'a source uploaded')
+  const built = (await api.patch(`/v2/deployments/${remote.id}`, { revision_source: 'internal_source', source_revision_config: { source_tarball_path: target.object_path } })).body
+  t.equal((await app.inject({ method: 'POST', url: `/_hangar/deployments/${remote.id}/revisions/${built.latest_revision_id}/advance` })).statusCode, 200, 'its revision moved a step')
 }
 
 t.test('a workspace reset removes every row of that workspace, in every table, and nothing else', async (t) => {

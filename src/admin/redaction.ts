@@ -46,7 +46,8 @@ export function redactJson(value: unknown, inSecrets = false): unknown {
 const SECRET_NAMES = [...SECRET_FIELDS].join('|')
 const SECRET_JSON_FIELD = new RegExp(`("(?:${SECRET_NAMES})"\\s*:\\s*)"(?:[^"\\\\]|\\\\.)*"`, 'g')
 const ANY_VALUE_FIELD = /("value"\s*:\s*)"(?:[^"\\]|\\.)*"/g
-const SECRET_PARAM = new RegExp(`(^|&)((?:${SECRET_NAMES})=)[^&]*`, 'g')
+/** Query parameters that are credentials: the secret fields, and a signed upload URL's signature. */
+const SECRET_PARAM = new RegExp(`(^|&)((?:${SECRET_NAMES}|X-Goog-Signature)=)[^&]*`, 'g')
 
 /** Text that could not be read as JSON: secret-looking fields are redacted by pattern instead. */
 function redactText(text: string): string {

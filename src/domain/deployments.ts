@@ -35,7 +35,6 @@ const CONFIG_PATH_SOURCES: readonly string[] = ['github', 'internal_source']
 const IMAGE_SOURCES: readonly string[] = ['external_docker', 'internal_docker']
 /** Sources whose code or image `langgraph deploy` sends after the create, in a PATCH. */
 const UPLOADED_SOURCES: readonly string[] = ['internal_source', 'internal_docker']
-/** The only deployment type that may scale to zero replicas (the provider's schema text). */
 /** The hosted types that may scale to zero (a self-hosted deployment, on a listener, always may). */
 const SCALES_TO_ZERO: readonly string[] = ['dev_zero', 'dev_free_zero']
 
@@ -109,7 +108,11 @@ export function planCreate(request: DeploymentCreateRequest, known: KnownReferen
   const { source } = request
   const sourceConfig = withDefaults(source, request.source_config)
   const config = revisionConfigOf(request.source_revision_config, source)
-  const pending = UPLOADED_SOURCES.includes(source) && REVISION_FIELDS.every((field) => config[field] == null)
+  // The code is a tarball (with, perhaps, where its langgraph.json is: a newer CLI may send that on
+  // create) or an image; without it the deployment waits for the PATCH that brings it.
+  const pending = source === 'internal_source'
+    ? config.source_tarball_path == null
+    : UPLOADED_SOURCES.includes(source) && REVISION_FIELDS.every((field) => config[field] == null)
   if (source === 'github') {
     if (!sourceConfig.integration_id) throw new RuleViolation('source_config.integration_id is required for github source.')
     if (!sourceConfig.repo_url) throw new RuleViolation('source_config.repo_url is required for github source.')

@@ -5,7 +5,7 @@
 // walks through) and its speed (how long each status lasts). Nothing needs to have "ticked" for the
 // answer to be right, so a restart, a clock jump or an import can never leave a revision inconsistent.
 
-import { stepAfter, walk, type Position } from './track.js'
+import { stepAfter, stepsAlong, walk, type Position } from './track.js'
 
 export const RevisionStatus = [
   'CREATING',
@@ -144,6 +144,20 @@ export interface Anchor {
   since: number
   speed: RevisionSpeed
   track: readonly RevisionStatus[]
+}
+
+/**
+ * How long a revision stays in `status` at a timed speed before time alone moves it on; null at the
+ * speeds where time alone moves nothing (poll, manual).
+ */
+export function durationOf(speed: RevisionSpeed, status: RevisionStatus): number | null {
+  const durations = timedDurations(speed)
+  return durations ? durations[status] ?? 0 : null
+}
+
+/** Every status a revision anchored at `anchor` enters by time alone until instant `now`, with when it entered it, in order. */
+export function stepsAfter(anchor: Anchor, now: number): Array<{ status: RevisionStatus; since: number }> {
+  return stepsAlong(anchor.track, anchor, timedDurations(anchor.speed), now)
 }
 
 /** Where a revision anchored at `anchor` stands at instant `now`. */

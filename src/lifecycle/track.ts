@@ -10,26 +10,40 @@ export interface Position<S extends string> {
 }
 
 /**
- * Where something that entered `status` at `since` stands at instant `now`, when each status of
- * `track` lasts `durations[status]` ms. Without durations (moves only when told), or off the track
- * (a status the walk never leaves), it stays where it is.
+ * Every status something that entered `status` at `since` enters by time alone until instant
+ * `now`, with when it entered it, in order, when each status of `track` lasts `durations[status]`
+ * ms. Without durations (moves only when told), or off the track, there are none.
  */
+export function stepsAlong<S extends string>(
+  track: readonly S[],
+  from: { status: S; since: number },
+  durations: Readonly<Partial<Record<S, number>>> | undefined,
+  now: number,
+): Array<{ status: S; since: number }> {
+  const steps: Array<{ status: S; since: number }> = []
+  let { status, since } = from
+  let step = track.indexOf(status)
+  if (!durations || step < 0) return steps
+  while (step < track.length - 1) {
+    const due = since + (durations[status] ?? 0)
+    if (now < due) break
+    since = due
+    status = track[++step]
+    steps.push({ status, since })
+  }
+  return steps
+}
+
+/** Where something that entered `status` at `since` stands at instant `now` (see stepsAlong). */
 export function walk<S extends string>(
   track: readonly S[],
   from: { status: S; since: number },
   durations: Readonly<Partial<Record<S, number>>> | undefined,
   now: number,
 ): Position<S> {
-  let { status, since } = from
-  let step = track.indexOf(status)
-  if (!durations || step < 0) return { status, since, nextAt: null }
-  while (step < track.length - 1) {
-    const due = since + (durations[status] ?? 0)
-    if (now < due) return { status, since, nextAt: due }
-    since = due
-    status = track[++step]
-  }
-  return { status, since, nextAt: null }
+  const { status, since } = stepsAlong(track, from, durations, now).at(-1) ?? from
+  const moving = durations !== undefined && stepAfter(track, status) !== null
+  return { status, since, nextAt: moving ? since + (durations[status] ?? 0) : null }
 }
 
 /** The status after `status` on the track, or null at its end (or off it). */

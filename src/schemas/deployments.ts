@@ -241,6 +241,9 @@ export const Revision = Type.Object(
     status: RevisionStatusSchema,
     source: Source,
     source_revision_config: SourceRevisionConfig,
+    status_message: Nullable(Type.String(), {
+      description: 'Why the revision failed, was skipped or was interrupted; null while all is well (newer responses carry it).',
+    }),
   },
   { title: 'Revision' },
 )

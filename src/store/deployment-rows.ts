@@ -1,6 +1,8 @@
 // How deployment and revision rows read as the API's records. No SQL, no HTTP.
 
-import { failureFor, trackFor, type Anchor, type RevisionSpeed, type RevisionStatus } from '../lifecycle/revisions.js'
+import { failureStatus, revisionFailure, statusMessage } from '../lifecycle/revision-failures.js'
+import type { RevisionSnapshot } from '../lifecycle/revision-snapshot.js'
+import { trackFor, type Anchor, type RevisionSpeed, type RevisionStatus } from '../lifecycle/revisions.js'
 import type { Deployment, Revision, SourceRevisionConfig } from '../schemas/deployments.js'
 import { iso } from './db.js'
 
@@ -45,17 +47,23 @@ export interface RevisionRow {
   status_at: number
   next_at: number | null
   created_at: number
+  snapshot: string | null
 }
+
+/** What the revision was made from (see RevisionSnapshot); null for one stored before snapshots were kept. */
+const snapshotOf = (row: RevisionRow): RevisionSnapshot | null => (row.snapshot === null ? null : JSON.parse(row.snapshot))
 
 /** A revision as the API shows it. */
 export function toRevision(row: RevisionRow): Revision {
+  const config = JSON.parse(row.source_revision_config) as SourceRevisionConfig
   return {
     id: row.id,
     created_at: iso(row.created_at),
     updated_at: iso(row.status_at),
     status: row.status,
     source: row.source as Revision['source'],
-    source_revision_config: JSON.parse(row.source_revision_config),
+    source_revision_config: config,
+    status_message: statusMessage(row.status, revisionFailure(config, snapshotOf(row))),
   }
 }
 
@@ -87,5 +95,5 @@ export function toDeployment(row: DeploymentRow): Deployment {
 /** Where a revision row stands, as the lifecycle reads it. */
 export function anchorOf(row: RevisionRow): Anchor {
   const config = JSON.parse(row.source_revision_config) as SourceRevisionConfig
-  return { status: row.status, since: row.status_at, speed: row.speed, track: trackFor(row.source, failureFor(config)) }
+  return { status: row.status, since: row.status_at, speed: row.speed, track: trackFor(row.source, failureStatus(config, snapshotOf(row))) }
 }

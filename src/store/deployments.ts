@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto'
 import type { Clock } from '../clock.js'
 import type { PatchPlan, RevisionInput } from '../domain/deployments.js'
 import type { DeletionStep } from '../lifecycle/deletions.js'
+import { failureStatus } from '../lifecycle/revision-failures.js'
+import type { RevisionSnapshot } from '../lifecycle/revision-snapshot.js'
 import {
-  failureFor,
   isTerminal,
   nextStatus,
   statusAt,
@@ -17,6 +18,9 @@ import type { Statement } from 'better-sqlite3'
 import { pageBound, type Db } from './db.js'
 import { DeploymentDeletions } from './deployment-deletions.js'
 import { anchorOf, toDeployment, toRevision, type DeploymentRow, type RevisionRow } from './deployment-rows.js'
+
+/** What a new revision of a deployment is made from beyond its config (taken as it is created). */
+export type RevisionSnapshotter = (deployment: Deployment, revision: RevisionInput) => RevisionSnapshot
 
 /** A deployment was written, or one of its revisions changed status (`revision_id`, `status`). */
 export interface DeploymentChange {
@@ -86,13 +90,18 @@ export class DeploymentRepository {
   #nextDue = Number.NEGATIVE_INFINITY
   readonly #listStatements = new Map<string, Statement<Record<string, unknown>, DeploymentRow>>()
   readonly #onChange: ((change: DeploymentChange) => void) | undefined
+  readonly #snapshot: RevisionSnapshotter | undefined
 
-  /** `onChange` hears of every deployment written and every revision status change (the inspector's live view). */
-  constructor(db: Db, clock: Clock, defaultSpeed: RevisionSpeed, onChange?: (change: DeploymentChange) => void) {
+  /**
+   * `onChange` hears of every deployment written and every revision status change (the inspector's
+   * live view); `snapshot` says what each new revision is made from beyond its config.
+   */
+  constructor(db: Db, clock: Clock, defaultSpeed: RevisionSpeed, onChange?: (change: DeploymentChange) => void, snapshot?: RevisionSnapshotter) {
     this.#db = db
     this.#clock = clock
     this.#defaultSpeed = defaultSpeed
     this.#onChange = onChange
+    this.#snapshot = snapshot
     db.function('casefold', { deterministic: true }, (text) => (typeof text === 'string' ? text.toLowerCase() : text))
     this.#deletions = new DeploymentDeletions(db)
     const view = 'SELECT * FROM deployment_view'
@@ -113,8 +122,9 @@ export class DeploymentRepository {
       freeCount: db.prepare<[string], number>(`SELECT count(*) FROM deployments
         WHERE tenant_id = ? AND json_extract(source_config, '$.deployment_type') IN (${FREE_TYPES_SQL})`).pluck(),
       insertRevision: db.prepare(`INSERT INTO revisions
-        (id, deployment_seq, source, source_revision_config, speed, status, status_at, next_at, created_at)
-        VALUES (@id, @deployment_seq, @source, @config, @speed, @status, @status_at, @next_at, @now)`),
+        (id, deployment_seq, source, source_revision_config, speed, status, status_at, next_at, created_at, snapshot)
+        VALUES (@id, @deployment_seq, @source, @config, @speed, @status, @status_at, @next_at, @now, @snapshot)`),
+      deploymentBySeq: db.prepare<[number], DeploymentRow>(`${view} WHERE seq = ?`),
       skipInProgress: db.prepare(`UPDATE revisions SET status = 'SKIPPED', status_at = ?, next_at = NULL
         WHERE deployment_seq = ? AND status NOT IN (${TERMINAL_SQL})`),
       revision: db.prepare<[number, string], RevisionRow>('SELECT * FROM revisions WHERE deployment_seq = ? AND id = ?'),
@@ -486,7 +496,8 @@ export class DeploymentRepository {
   #insertRevision(deploymentSeq: number, speed: RevisionSpeed, revision: RevisionInput, now: number): number {
     this.invalidate()
     this.#sql.skipInProgress.run(now, deploymentSeq)
-    const track = trackFor(revision.source, failureFor(revision.config))
+    const snapshot = this.#snapshot?.(toDeployment(this.#sql.deploymentBySeq.get(deploymentSeq)!), revision) ?? null
+    const track = trackFor(revision.source, failureStatus(revision.config, snapshot))
     const position = statusAt({ status: track[0], since: now, speed, track }, now)
     const { lastInsertRowid } = this.#sql.insertRevision.run({
       id: randomUUID(),
@@ -498,6 +509,7 @@ export class DeploymentRepository {
       status_at: position.since,
       next_at: position.nextAt,
       now,
+      snapshot: snapshot === null ? null : JSON.stringify(snapshot),
     })
     return Number(lastInsertRowid)
   }

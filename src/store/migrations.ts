@@ -408,6 +408,48 @@ export const MIGRATIONS: readonly string[] = [
                         WHERE deployment_seq = d.seq AND status = 'DEPLOYED'
                         ORDER BY status_at DESC, seq DESC LIMIT 1);
   `,
+
+  // 12: uploaded sources and what the logs are made of. `source_uploads` holds each signed upload URL
+  // handed out (its object path, signature and expiry) and, once something was PUT to it, the bytes
+  // with their size, digests and what unpacking them found (`archive`, JSON). `revisions.snapshot`
+  // (JSON) is what a revision was made from beyond its config, taken when it is created: the
+  // deployment's name, its secrets' names (never values), the commands, the tarball's facts.
+  // `revision_steps` records when a revision entered each status; the trigger writes it on every
+  // status change, whichever path makes it (a due transition, a poll read, an admin force, an
+  // interrupt, a newer revision skipping it), so no code path has to remember to. A write that jumps
+  // several steps at once records the last; the others follow from the revision's speed.
+  `
+  CREATE TABLE source_uploads (
+    seq            INTEGER PRIMARY KEY,
+    id             TEXT NOT NULL UNIQUE,
+    deployment_seq INTEGER NOT NULL REFERENCES deployments (seq) ON DELETE CASCADE,
+    object_path    TEXT NOT NULL UNIQUE,
+    signature      TEXT NOT NULL,
+    issued_at      INTEGER NOT NULL,
+    expires_at     INTEGER NOT NULL,
+    uploaded_at    INTEGER,
+    size           INTEGER,
+    sha256         TEXT,
+    md5            TEXT,
+    archive        TEXT,
+    content        BLOB
+  ) STRICT;
+  CREATE INDEX source_uploads_by_deployment ON source_uploads (deployment_seq, seq);
+
+  ALTER TABLE revisions ADD COLUMN snapshot TEXT;
+
+  CREATE TABLE revision_steps (
+    revision_seq INTEGER NOT NULL REFERENCES revisions (seq) ON DELETE CASCADE,
+    status       TEXT NOT NULL,
+    at           INTEGER NOT NULL,
+    PRIMARY KEY (revision_seq, status)
+  ) STRICT, WITHOUT ROWID;
+  CREATE TRIGGER revision_steps_recorded AFTER UPDATE OF status ON revisions
+  WHEN NEW.status IS NOT OLD.status
+  BEGIN
+    INSERT OR IGNORE INTO revision_steps (revision_seq, status, at) VALUES (NEW.seq, NEW.status, NEW.status_at);
+  END;
+  `,
 ]
 
 export function migrate(db: Db) {

@@ -1,6 +1,6 @@
 // All of hangar's stored state as one JSON document, and back: every table's rows, exactly, with
 // the schema version they belong to. Generic over the tables, so a new migration is covered
-// without touching this file.
+// without touching this file. Bytes (a BLOB column) are written as `{"base64": "…"}`.
 
 import type { Db } from './db.js'
 import { MIGRATIONS } from './migrations.js'
@@ -22,12 +22,22 @@ function columnsOf(db: Db, table: string): string[] {
   return (db.prepare(`SELECT name FROM pragma_table_info(?)`).all(table) as { name: string }[]).map((row) => row.name)
 }
 
+/** A BLOB as JSON can hold it, and back; any other value as it is (an object that is not one is refused by SQLite). */
+const toJson = (value: unknown) => (Buffer.isBuffer(value) ? { base64: value.toString('base64') } : value)
+function fromJson(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value
+  const keys = Object.keys(value)
+  const encoded = (value as { base64?: unknown }).base64
+  return keys.length === 1 && typeof encoded === 'string' ? Buffer.from(encoded, 'base64') : value
+}
+
 /** Every row of every table, in a stable order (by primary key / insertion). */
 export function exportState(db: Db): StateDocument {
   const tables: StateDocument['tables'] = {}
   for (const table of tableNames(db)) {
     const order = columnsOf(db, table).includes('seq') ? 'seq' : columnsOf(db, table).join(', ')
-    tables[table] = db.prepare(`SELECT * FROM "${table}" ORDER BY ${order}`).all() as Record<string, unknown>[]
+    const rows = db.prepare(`SELECT * FROM "${table}" ORDER BY ${order}`).all() as Record<string, unknown>[]
+    tables[table] = rows.map((row) => Object.fromEntries(Object.entries(row).map(([column, value]) => [column, toJson(value)])))
   }
   return { hangar_state: 1, schema_version: MIGRATIONS.length, tables }
 }
@@ -74,7 +84,7 @@ export function importState(db: Db, document: unknown): void {
         for (const row of rows) {
           const columns = Object.keys(row)
           db.prepare(`INSERT INTO "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`)
-            .run(...columns.map((c) => row[c] as never))
+            .run(...columns.map((c) => fromJson(row[c]) as never))
         }
       }
       const broken = db.pragma('foreign_key_check') as unknown[]

@@ -110,6 +110,20 @@ export interface RevisionStep {
   next_in_ms: number | null
 }
 
+/** A source upload of a deployment (`GET /_hangar/deployments/{id}/uploads`). */
+export interface SourceUpload {
+  id: string
+  object_path: string
+  issued_at: string
+  expires_at: string
+  uploaded_at: string | null
+  size: number | null
+  sha256: string | null
+  gzip: boolean | null
+  files: number | null
+  archive_error: string | null
+}
+
 export interface RevisionSchedule {
   deployment_id: string
   workspace: string

@@ -1,8 +1,9 @@
 // Deployments per workspace, with their revisions moving and the time left to each one's next step
-// at its speed. Read through the control plane (the list) and the admin API (each revision's
-// schedule); moved with the admin API (speed, advance, force).
+// at its speed, and the sources uploaded for remote builds. Read through the control plane (the
+// list) and the admin API (each revision's schedule, each upload); moved with the admin API (speed,
+// advance, force).
 
-import { admin, call, type BusMessage, type Deployment, type RevisionSchedule, type RevisionStep, type Workspace } from './api.js'
+import { admin, adminHeaders, call, send, type BusMessage, type Deployment, type RevisionSchedule, type RevisionStep, type SourceUpload, type Workspace } from './api.js'
 import { badge, byId, duration, empty, h, replace, shortId, table, trackEdits } from './dom.js'
 import { act, clock, known, loadWorkspaces, refresher } from './shared.js'
 
@@ -13,7 +14,7 @@ const SHOWN_REVISIONS = 5
 
 interface Loaded {
   workspace: Workspace
-  deployments: { deployment: Deployment; schedule: RevisionSchedule | null }[]
+  deployments: { deployment: Deployment; schedule: RevisionSchedule | null; uploads: SourceUpload[] }[]
 }
 
 export function deploymentsView(onLoaded: () => void) {
@@ -27,7 +28,10 @@ export function deploymentsView(onLoaded: () => void) {
     const loaded: Loaded[] = await Promise.all(workspaces.map(async (workspace) => {
       const list = await call<{ resources: Deployment[] }>('GET', '/v2/deployments?limit=100', { tenant: workspace.id })
       const schedules = await Promise.all(list.resources.map((d) => admin.get<RevisionSchedule>(`/deployments/${d.id}/revisions`).catch(() => null)))
-      return { workspace, deployments: list.resources.map((deployment, i) => ({ deployment, schedule: schedules[i] })) }
+      // Only remote builds (internal_source) upload sources.
+      const uploads = await Promise.all(list.resources.map((d) => d.source !== 'internal_source' ? []
+        : admin.get<{ uploads: SourceUpload[] }>(`/deployments/${d.id}/uploads`).then((r) => r.uploads, () => [])))
+      return { workspace, deployments: list.resources.map((deployment, i) => ({ deployment, schedule: schedules[i], uploads: uploads[i] })) }
     }))
     readAt = performance.now()
     known.deployments = new Map(loaded.map(({ workspace, deployments }) => [workspace.id, deployments.map((d) => d.deployment)]))
@@ -40,9 +44,9 @@ export function deploymentsView(onLoaded: () => void) {
   const renderWorkspace = ({ workspace, deployments }: Loaded) =>
     h('section', { class: 'workspace', 'aria-labelledby': `ws-${workspace.id}` },
       h('h3', { id: `ws-${workspace.id}` }, workspace.name ?? 'Workspace', ' ', h('code', {}, workspace.id), workspace.default ? h('span', { class: 'badge muted' }, 'default') : null),
-      deployments.length === 0 ? empty('No deployments.') : deployments.map(({ deployment, schedule }) => renderDeployment(deployment, schedule)))
+      deployments.length === 0 ? empty('No deployments.') : deployments.map(({ deployment, schedule, uploads }) => renderDeployment(deployment, schedule, uploads)))
 
-  const renderDeployment = (d: Deployment, schedule: RevisionSchedule | null) => {
+  const renderDeployment = (d: Deployment, schedule: RevisionSchedule | null, uploads: SourceUpload[]) => {
     const speedId = `speed-${d.id}`
     const speedButton = h('button', { type: 'button', id: `set-speed-${d.id}` }, 'Set speed')
     speedButton.addEventListener('click', () => {
@@ -63,7 +67,31 @@ export function deploymentsView(onLoaded: () => void) {
       schedule === null ? empty('Its revisions could not be read (deleted a moment ago?).')
         : table(`Revisions of ${d.name}, newest first`, ['Revision', 'Status', 'Speed', 'Next step', 'Time left', 'Actions'],
           revisions.slice(0, SHOWN_REVISIONS).map((r) => renderRevision(d, r)), 'revisions'),
-      revisions.length > SHOWN_REVISIONS ? h('p', { class: 'muted' }, `${revisions.length - SHOWN_REVISIONS} older revisions not shown.`) : null)
+      revisions.length > SHOWN_REVISIONS ? h('p', { class: 'muted' }, `${revisions.length - SHOWN_REVISIONS} older revisions not shown.`) : null,
+      uploads.length === 0 ? null
+        : table(`Sources uploaded for ${d.name}, newest first`, ['Upload', 'Uploaded', 'Size', 'Archive', ''], uploads.map((u) => renderUpload(d, u)), 'uploads'))
+  }
+
+  const renderUpload = (d: Deployment, u: SourceUpload) => {
+    const archive = u.uploaded_at === null ? '—' : u.archive_error ?? (u.gzip ? `${u.files} files` : 'not gzip')
+    let download: Node = document.createTextNode('')
+    if (u.uploaded_at !== null) {
+      const button = h('button', { type: 'button', 'aria-label': `Download upload ${u.id.slice(0, 8)}` }, 'Download')
+      button.addEventListener('click', () => void act(button, 'Downloading the upload', `Upload ${u.id.slice(0, 8)} downloaded.`, async () => {
+        const bytes = await (await send('GET', `/_hangar/deployments/${d.id}/uploads/${u.id}/content`, adminHeaders())).blob()
+        const link = h('a', { href: URL.createObjectURL(bytes), download: u.object_path.split('/').pop() ?? 'source.tar.gz' })
+        link.click()
+        // The download has started from the blob; its URL is let go once this task is over.
+        setTimeout(() => URL.revokeObjectURL(link.href))
+      }))
+      download = button
+    }
+    return h('tr', { 'data-upload': u.id },
+      h('td', { title: u.object_path }, shortId(u.id)),
+      h('td', {}, u.uploaded_at ?? `not yet (the URL expires ${u.expires_at})`),
+      h('td', {}, u.size === null ? '—' : `${u.size} bytes`),
+      h('td', {}, archive),
+      h('td', {}, download))
   }
 
   const renderRevision = (d: Deployment, r: RevisionStep) => {
