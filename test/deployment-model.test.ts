@@ -93,8 +93,14 @@ t.test('an uploaded source without its code yet: only what is complete makes a r
   const { cli } = await serve(t)
   const create = (name: string, source: string, revision: object) =>
     cli.post('/v2/deployments', { name, source, source_config: {}, source_revision_config: revision, secrets: [] })
-  const configOnly = (await create('a', 'internal_source', { langgraph_config_path: 'langgraph.json' })).body
+  const configOnly = (await create('a', 'internal_source', { langgraph_config_path: 'app/langgraph.json' })).body
   t.match(configOnly, { latest_revision_id: null, status: 'AWAITING_DATABASE' }, 'a config path alone is no code: it waits for the tarball')
+  t.equal(configOnly.source_revision_config.langgraph_config_path, 'app/langgraph.json', 'what the create said is kept')
+  const upload = (await cli.post(`/v2/deployments/${configOnly.id}/upload-url`)).body
+  t.equal((await uploadTo(upload.upload_url, await archiveOf(t, { 'app/langgraph.json': '{"graphs": {"a": "./a.py:g"}}', 'app/a.py': '' }, 'app/langgraph.json'))).status, 200)
+  const tarballOnly = await cli.patch(`/v2/deployments/${configOnly.id}`, { revision_source: 'internal_source', source_revision_config: { source_tarball_path: upload.object_path } })
+  t.equal(tarballOnly.status, 200, `a PATCH with the tarball alone completes it (${tarballOnly.text})`)
+  t.match(tarballOnly.body.source_revision_config, { langgraph_config_path: 'app/langgraph.json', source_tarball_path: upload.object_path })
   t.same((await create('b', 'internal_source', { source_tarball_path: 'uploads/x.tar.gz' })).body,
     { detail: 'source_revision_config.langgraph_config_path is required for internal_source source.' })
   t.same((await create('c', 'internal_docker', { langgraph_config_path: 'langgraph.json' })).body,

@@ -101,6 +101,8 @@ export interface CreatePlan {
   sourceConfig: SourceConfig
   /** The first revision; null for an uploaded source whose code arrives in a later PATCH. */
   revision: RevisionInput | null
+  /** Without a first revision, what the request did say about it (a config path), kept for the PATCH that brings the code. */
+  pendingConfig: SourceRevisionConfig | null
 }
 
 /** Checks a create request beyond its schema; returns what to store. */
@@ -130,7 +132,7 @@ export function planCreate(request: DeploymentCreateRequest, known: KnownReferen
   if (!pending) checkRevision(source, config)
   checkSourceConfig(source, sourceConfig, config)
   if (known.deploymentNamed(request.name)) throw new RuleViolation(`A deployment named '${request.name}' already exists.`)
-  return { sourceConfig, revision: pending ? null : { source, config } }
+  return { sourceConfig, revision: pending ? null : { source, config }, pendingConfig: pending ? { ...config, repo_commit_sha: null } : null }
 }
 
 export interface PatchPlan {

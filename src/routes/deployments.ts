@@ -123,6 +123,7 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions
       sourceConfig: plan.sourceConfig,
       secrets: body.secrets,
       secretReferences: body.secret_references ?? null,
+      pendingConfig: plan.pendingConfig,
     }, plan.revision)
     return reply.code(201).send(present(request, created))
   })

@@ -27,6 +27,8 @@ export interface DeploymentRow {
   secret_references: string | null
   image_version: string | null
   display_name: string | null
+  /** What a deployment without a revision yet was told about its code (JSON); null once it has one, or if nothing. */
+  pending_revision_config: string | null
   speed: RevisionSpeed | null
   created_at: number
   latest_revision_id: string | null
@@ -76,7 +78,7 @@ export function toDeployment(row: DeploymentRow): Deployment {
     name: row.name,
     source: row.source as Deployment['source'],
     source_config: JSON.parse(row.source_config),
-    source_revision_config: row.latest_config === null ? { ...EMPTY_REVISION_CONFIG } : JSON.parse(row.latest_config),
+    source_revision_config: JSON.parse(row.latest_config ?? row.pending_revision_config ?? JSON.stringify(EMPTY_REVISION_CONFIG)),
     secrets: JSON.parse(row.secrets),
     secret_references: row.secret_references === null ? [] : JSON.parse(row.secret_references),
     id: row.id,

@@ -13,7 +13,7 @@ import {
   type RevisionSpeed,
   type RevisionStatus,
 } from '../lifecycle/revisions.js'
-import type { Deployment, Revision, SourceConfig } from '../schemas/deployments.js'
+import type { Deployment, Revision, SourceConfig, SourceRevisionConfig } from '../schemas/deployments.js'
 import type { Statement } from 'better-sqlite3'
 import { pageBound, type Db } from './db.js'
 import { DeploymentDeletions } from './deployment-deletions.js'
@@ -46,6 +46,8 @@ export interface NewDeployment {
   sourceConfig: SourceConfig
   secrets: Deployment['secrets']
   secretReferences: Deployment['secret_references']
+  /** What a deployment without a revision yet was told about its code (see CreatePlan.pendingConfig). */
+  pendingConfig?: SourceRevisionConfig | null
 }
 
 export interface DeploymentFilter {
@@ -113,8 +115,8 @@ export class DeploymentRepository {
       get: db.prepare<[string, string], DeploymentRow>(`${view} WHERE tenant_id = ? AND id = ?`),
       nameTaken: db.prepare<[string, string], { seq: number }>('SELECT seq FROM deployments WHERE tenant_id = ? AND name = ?'),
       insertDeployment: db.prepare(`INSERT INTO deployments
-        (id, tenant_id, name, source, source_config, secrets, secret_references, image_version, speed, created_at, updated_at)
-        VALUES (@id, @tenant_id, @name, @source, @source_config, @secrets, @secret_references, NULL, NULL, @now, @now)`),
+        (id, tenant_id, name, source, source_config, secrets, secret_references, image_version, speed, created_at, updated_at, pending_revision_config)
+        VALUES (@id, @tenant_id, @name, @source, @source_config, @secrets, @secret_references, NULL, NULL, @now, @now, @pending)`),
       updateDeployment: db.prepare(`UPDATE deployments
         SET source_config = @source_config, secrets = @secrets, secret_references = @secret_references,
             display_name = @display_name, updated_at = @now
@@ -187,6 +189,7 @@ export class DeploymentRepository {
         source_config: JSON.stringify(input.sourceConfig),
         secrets: JSON.stringify(input.secrets),
         secret_references: input.secretReferences == null ? null : JSON.stringify(input.secretReferences),
+        pending: input.pendingConfig == null ? null : JSON.stringify(input.pendingConfig),
         now,
       })
       if (revision) this.#insertRevision(Number(lastInsertRowid), this.#defaultSpeed, revision, now)

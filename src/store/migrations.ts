@@ -378,9 +378,11 @@ export const MIGRATIONS: readonly string[] = [
   // anchor like a revision's (the step it is at, since when, at which speed; `next_at` when it is
   // due to move on by time alone), until the deployment's own row goes with it (the cascade). The
   // deployment's status shows the deletion's step while it lasts. A deployment has no revision
-  // until its code arrives (`langgraph deploy` creates it empty), so `deployment_view` is rebuilt.
+  // until its code arrives (`langgraph deploy` creates it empty), so `deployment_view` is rebuilt; what
+  // its create did say about that code (a config path) waits in `pending_revision_config`.
   `
   ALTER TABLE deployments ADD COLUMN display_name TEXT;
+  ALTER TABLE deployments ADD COLUMN pending_revision_config TEXT;
 
   CREATE TABLE deployment_deletions (
     deployment_seq INTEGER PRIMARY KEY REFERENCES deployments (seq) ON DELETE CASCADE,
