@@ -13,6 +13,8 @@ import { fmt, mib } from './lib.mjs'
  * @property {import('./startup.mjs').StartupResult} [startup]
  * @property {import('./streams.mjs').StreamsResult} [streams]
  * @property {Awaited<ReturnType<typeof import('./memory.mjs').memory>>} [memory]
+ * @property {import('./protocol.mjs').ProtocolResult} [protocol]
+ * @property {import('./store.mjs').StoreResult} [store]
  */
 
 /** @param {number} v */

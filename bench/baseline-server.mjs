@@ -7,17 +7,24 @@
 //
 // shape: { get, list, post, thread: bytes of each JSON answer,
 //          frames: [{event, bytes}] of a finished run's stream,
-//          hold: [{event, bytes}] written when a held stream opens, next: {event, bytes} }
+//          hold: [{event, bytes}] written when a held stream opens, next: {event, bytes},
+//          protocol: the session protocol's frames (see ProtocolShape), store: the store's answers }
 //
 // Routes (the same paths the benchmark clients send to hangar):
 //   GET /ok, GET /v2/deployments/:id, GET /v2/deployments, POST /v2/deployments (201),
 //   POST /threads, POST /threads/search,
 //   POST /threads/:id/runs/stream   writes `frames` and ends; with assistant_id "pipeline" it writes
 //                                   `hold` and stays open, with a heartbeat comment every --heartbeat-ms,
-//   POST /_hangar/clock             {"action":"advance"} writes `next` to every held stream.
+//   POST /threads/:id/commands      the answer to run.start (`protocol.command` bytes),
+//   POST /threads/:id/stream/events writes `protocol.sseHold` and stays open (no heartbeat, as hangar's),
+//   WebSocket /threads/:id/stream/events  answers a subscribe, then sends `protocol.wsHold`,
+//   PUT /store/items (204), POST /store/items/search (`store.filter` bytes, `store.query` with a query),
+//   POST /_hangar/clock             {"action":"advance"} writes `next` to every held run stream and
+//                                   `protocol.sseNext` / `protocol.wsNext` to every protocol stream and socket.
 
 import Fastify from 'fastify'
 import { parseArgs } from 'node:util'
+import { WebSocketServer } from 'ws'
 
 /**
  * One frame of an event stream as the benchmarks measured it: its event name and its size in bytes.
@@ -36,6 +43,13 @@ import { parseArgs } from 'node:util'
  * @property {FrameSize[]} [frames]
  * @property {FrameSize[]} [hold]
  * @property {FrameSize} [next]
+ * @property {ProtocolShape} [protocol]
+ * @property {{ filter: number, query: number }} [store] bytes of a store search's answer, by a filter and by a query
+ */
+/**
+ * The session protocol's sizes: the run.start answer; the SSE frames a subscriber gets when it
+ * opens (the replay) and the next one once the clock moves; the same as WebSocket messages.
+ * @typedef {{ command: number, sseHold: FrameSize[], sseNext: FrameSize, wsHold: number[], wsNext: number }} ProtocolShape
  */
 
 const { values: args } = parseArgs({
@@ -112,6 +126,40 @@ const answers = {
   thread: resource(shape.thread),
   threads: list(shape.threads ?? shape.list, 10),
 }
+/**
+ * A WebSocket event message `{"type":"event",…}` that is `bytes` long.
+ * @param {number} bytes
+ * @param {number} seq
+ */
+function wsEvent(bytes, seq) {
+  const overhead = JSON.stringify({ type: 'event', seq, data: {} }).length - 2
+  return JSON.stringify({ type: 'event', seq, data: resource(bytes - overhead, seq) })
+}
+
+/**
+ * `{"items": [n items]}` of `bytes` in all (a store search's answer).
+ * @param {number} bytes
+ * @param {number} [n]
+ */
+function items(bytes, n = 10) {
+  const { resources } = list(bytes - JSON.stringify({ items: [] }).length + JSON.stringify({ resources: [], offset: n }).length, n)
+  const body = { items: resources }
+  resources[0].pad += 'x'.repeat(Math.max(0, bytes - JSON.stringify(body).length))
+  return body
+}
+
+/** @type {ProtocolShape} */
+const protocol = shape.protocol ?? { command: 60, sseHold: [], sseNext: { event: 'custom', bytes: 300 }, wsHold: [], wsNext: 280 }
+const store = shape.store ?? { filter: 2000, query: 2000 }
+const protocolAnswers = {
+  command: JSON.stringify({ type: 'success', id: 1, result: resource(protocol.command - JSON.stringify({ type: 'success', id: 1, result: {} }).length + 2) }),
+  sseHold: protocol.sseHold.map((f, i) => frame(f.event, frameData(f.event, f.bytes, i + 1), i + 1)),
+  sseNext: frame(protocol.sseNext.event, frameData(protocol.sseNext.event, protocol.sseNext.bytes, protocol.sseHold.length + 1), protocol.sseHold.length + 1),
+  wsHold: protocol.wsHold.map((bytes, i) => wsEvent(bytes, i + 1)),
+  wsNext: wsEvent(protocol.wsNext, protocol.wsHold.length + 1),
+}
+const storeAnswers = { filter: JSON.stringify(items(store.filter)), query: JSON.stringify(items(store.query)) }
+
 const frames = shape.frames.map((f, i) => ({ event: f.event, data: frameData(f.event, f.bytes, i) }))
 const hold = shape.hold.map((f, i) => ({ event: f.event, data: frameData(f.event, f.bytes, i) }))
 const next = { event: shape.next.event, data: frameData(shape.next.event, shape.next.bytes, hold.length) }
@@ -119,6 +167,10 @@ const next = { event: shape.next.event, data: frameData(shape.next.event, shape.
 const app = Fastify({ logger: false })
 /** @type {Set<import('node:http').ServerResponse>} */
 const held = new Set()
+/** @type {Set<import('node:http').ServerResponse>} the session protocol's open SSE streams */
+const protocolStreams = new Set()
+/** @type {Set<import('ws').WebSocket>} the session protocol's sockets that subscribed */
+const protocolSockets = new Set()
 
 app.get('/ok', async () => ({ ok: true }))
 app.get('/v2/deployments/:id', async () => answers.get)
@@ -145,9 +197,43 @@ app.post('/threads/:id/runs/stream', (request, reply) => {
   })
 })
 
+app.put('/store/items', async (request, reply) => reply.code(204).send())
+app.post('/store/items/search', async (request, reply) => {
+  const query = /** @type {{ query?: unknown } | undefined} */ (request.body)?.query
+  return reply.type('application/json; charset=utf-8').send(typeof query === 'string' ? storeAnswers.query : storeAnswers.filter)
+})
+
+app.post('/threads/:id/commands', async (request, reply) => reply.type('application/json').send(protocolAnswers.command))
+app.post('/threads/:id/stream/events', (request, reply) => {
+  reply.hijack()
+  const raw = reply.raw
+  raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' })
+  for (const f of protocolAnswers.sseHold) raw.write(f)
+  protocolStreams.add(raw)
+  raw.once('close', () => protocolStreams.delete(raw))
+})
+
+// The WebSocket on the same path, with `ws` as hangar's @fastify/websocket uses it.
+const sockets = new WebSocketServer({ noServer: true })
+app.server.on('upgrade', (request, socket, head) => {
+  if (!/^\/threads\/[^/]+\/stream\/events(\?|$)/.test(request.url ?? '')) return socket.destroy()
+  sockets.handleUpgrade(request, socket, head, (ws) => {
+    ws.on('message', (data) => {
+      const command = JSON.parse(data.toString('utf8'))
+      ws.send(JSON.stringify({ type: 'success', id: command.id, result: { subscription_id: 'sub-1', replayed_events: protocolAnswers.wsHold.length } }))
+      for (const message of protocolAnswers.wsHold) ws.send(message)
+      protocolSockets.add(ws)
+    })
+    ws.once('close', () => protocolSockets.delete(ws))
+    ws.on('error', () => ws.terminate())
+  })
+})
+
 app.post('/_hangar/clock', async (request) => {
   if (/** @type {{ action?: unknown } | undefined} */ (request.body)?.action === 'advance') {
     for (const raw of held) raw.write(frame(next.event, next.data, hold.length))
+    for (const raw of protocolStreams) raw.write(protocolAnswers.sseNext)
+    for (const ws of protocolSockets) ws.send(protocolAnswers.wsNext)
   }
   return { now: new Date().toISOString(), now_ms: Date.now(), frozen: true }
 })
@@ -157,6 +243,8 @@ process.stdout.write(`${JSON.stringify({ level: 30, time: Date.now(), msg: `base
 for (const signal of ['SIGTERM', 'SIGINT']) {
   process.once(signal, () => {
     for (const raw of held) raw.destroy()
+    for (const raw of protocolStreams) raw.destroy()
+    for (const ws of protocolSockets) ws.terminate()
     app.close().then(() => process.exit(0))
   })
 }

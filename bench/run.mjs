@@ -2,10 +2,12 @@
 // figures and ratios, and writes docs/benchmarks.md (the date, the machine, the table, each target
 // met or missed and what limits a missed one).
 //
-//   npm run bench                         the full run (3–5 minutes); writes docs/benchmarks.md
+//   npm run bench                         the full run (5–7 minutes); writes docs/benchmarks.md
 //   npm run bench -- --quick              a shortened smoke run (BENCH_QUICK=1 does the same);
 //                                         prints only, unless --write is given too
-//   npm run bench -- --only startup,memory   some of: throughput, startup, streams, memory (prints only)
+//   npm run bench -- --only startup,memory   some of: throughput, startup, streams, memory, protocol,
+//                                         store (prints only)
+//   npm run bench -- --only protocol,store --quick   the session protocol's fan-out and the store, quickly
 //   BENCH_HANGAR_ROOT=<checkout>          measure that checkout's dist/ (built by you), e.g. a fix
 
 import { writeFileSync } from 'node:fs'
@@ -16,6 +18,8 @@ import { throughput } from './throughput.mjs'
 import { startup, startupBreakdown } from './startup.mjs'
 import { streams } from './streams.mjs'
 import { memory } from './memory.mjs'
+import { PROTOCOL_TARGET, protocol } from './protocol.mjs'
+import { store } from './store.mjs'
 import { analysis, problems } from './analysis.mjs'
 
 const { values: flags } = parseArgs({
@@ -56,6 +60,14 @@ if (wanted('streams')) {
 if (wanted('memory')) {
   log('memory …')
   results.memory = await memory({ quick, log })
+}
+if (wanted('protocol')) {
+  log('session protocol fan-out …')
+  results.protocol = await protocol({ quick, log })
+}
+if (wanted('store')) {
+  log('store …')
+  results.store = await store({ quick, log })
 }
 const finished = new Date()
 const loadAtEnd = machine().loadavg
@@ -121,6 +133,26 @@ if (results.memory) {
   rows.push(['', '  non-2xx / errors', `${m.non2xx} / ${m.errors}`, '', '', '0', verdict(m.non2xx + m.errors === 0)])
   target('memory', `RSS after ${k(m.total)} requests within 20% of after ${k(m.first)}`, met, `${fmt(m.ratio)}×`)
 }
+if (results.protocol) {
+  results.protocol.rows.forEach((r, i) => {
+    const what = r.transport === 'sse' ? 'SSE streams' : 'WebSockets'
+    const { hangar: h, bare: b } = r
+    rows.push([i === 0 ? 'protocol' : '', `one run's next event to ${r.n} ${what}, ms (p50/max; ratio of max)`, `${fmt(h.p50)}/${fmt(h.max)}`, `${fmt(b.p50)}/${fmt(b.max)}`, fmt(r.ratio), `≤ ${PROTOCOL_TARGET}×, 0 errors`, verdict(r.met)])
+    rows.push(['', '  clock move answered, ms; time to open all, s', `${fmt(h.clockMs)}; ${fmt(h.openSeconds)}`, `${fmt(b.clockMs)}; ${fmt(b.openSeconds)}`, '', '', ''])
+    rows.push(['', '  errors (subscribers cut, short or missing the event)', h.errors, b.errors, '', '0', verdict(h.errors === 0)])
+    target(`protocol-${r.transport}-${r.n}`, `one event to ${r.n} session-protocol ${what} within ${PROTOCOL_TARGET}× the bare app`, r.met, `${fmt(r.ratio)}×`)
+  })
+}
+if (results.store) {
+  for (const r of results.store.rows) {
+    rows.push([
+      'store', `${r.label}, ${results.store.seeded} items: req/s (p50/p99 ms)`,
+      `${fmt(r.hangar.rps, 0)} (${r.hangar.p50}/${r.hangar.p99})`, `${fmt(r.bare.rps, 0)} (${r.bare.p50}/${r.bare.p99})`, fmt(r.ratio), '', '',
+    ])
+    rows.push(['', '  server CPU per request, µs (ratio: bare/hangar)', fmt(r.hangar.cpuUsPerRequest, 0), fmt(r.bare.cpuUsPerRequest, 0), fmt(r.cpuRatio), '', ''])
+    rows.push(['', '  non-2xx / errors', `${r.hangar.non2xx} / ${r.hangar.errors + r.hangar.timeouts}`, `${r.bare.non2xx} / ${r.bare.errors + r.bare.timeouts}`, '', '0', verdict(r.hangar.non2xx + r.hangar.errors + r.hangar.timeouts === 0)])
+  }
+}
 
 const header = ['area', 'figure', 'hangar', 'baseline', 'ratio', 'target', 'result']
 console.log()
@@ -177,6 +209,17 @@ function document() {
     '  waiting in their first node, then advances the clock one second and times the next event to every',
     '  stream. The bare app holds the same number of streams with the same heartbeat and writes one',
     '  event of the same size to all of them.',
+    '- Session protocol fan-out: `--db :memory:`, the clock frozen; per round a `pipeline` run is started',
+    '  with `run.start` on a new thread and waits in its first node while N subscribers open on the thread',
+    '  (`POST /threads/{id}/stream/events` for SSE, the WebSocket on that path with `subscription.subscribe`;',
+    '  every channel, the run\'s events so far replayed), then the clock moves one second and the time from',
+    '  that request to the next event at each subscriber is taken: p50 and max over the subscribers, the',
+    '  median of ' + (results.protocol ? `${results.protocol.settings.rounds} round(s)` : 'the rounds') + '. The bare app holds the same number of SSE streams / `ws` sockets, each',
+    '  with frames of the sizes hangar replayed, and writes one event of the size of hangar\'s next to all.',
+    '- Store: one hangar, `--db` a temporary file, ' + (results.store ? `${results.store.seeded}` : '1,000') + ' items seeded in one namespace; autocannon as for',
+    '  throughput: `POST /store/items/search` with a filter, then with a `query`, then `PUT /store/items`',
+    '  (each rewriting one of the seeded items, so the store keeps its size). The bare app answers the',
+    '  searches with fixed JSON of the size of hangar\'s answers and the PUT with 204.',
     '- Memory: a temporary file database (so RSS is the process, not the data); the mix (one request of',
     '  each in turn on each connection): GET a deployment, list 20, create a deployment, create a thread,',
     '  search threads, ' + (results.memory?.keepThreads ? 'without deleting threads (BENCH_MEMORY_KEEP_THREADS=1).' : 'delete that thread (so the data stays the same size and RSS measures the process).'),
@@ -200,6 +243,6 @@ function document() {
     lines.push('## Where start-up goes', '', '```', startupBreakdown(results.startup), '```', '')
   }
   lines.push('## Problems found', '', problems(), '')
-  lines.push('## Running them', '', '```sh', 'npm run bench                 # everything, 3–5 minutes; writes this file', 'npm run bench -- --quick      # a smoke check (a few seconds per figure); prints only', 'node bench/throughput.mjs     # one benchmark (also startup, streams, memory; each takes --quick)', 'node bench/cpu-profile.mjs <file.cpuprofile> --by caller   # where a `node --cpu-prof` run spent its CPU', 'BENCH_HANGAR_ROOT=../other-checkout npm run bench -- --only throughput   # measure another build (a fix) the same way', '```', '')
+  lines.push('## Running them', '', '```sh', 'npm run bench                 # everything, 5–7 minutes; writes this file', 'npm run bench -- --quick      # a smoke check (a few seconds per figure); prints only', 'npm run bench -- --only protocol,store --quick   # some of them (throughput, startup, streams, memory, protocol, store); prints only', 'node bench/throughput.mjs     # one benchmark (also startup, streams, memory, protocol, store; each takes --quick)', 'node bench/cpu-profile.mjs <file.cpuprofile> --by caller   # where a `node --cpu-prof` run spent its CPU', 'BENCH_HANGAR_ROOT=../other-checkout npm run bench -- --only throughput   # measure another build (a fix) the same way', '```', '')
   return lines.join('\n')
 }
