@@ -12,7 +12,7 @@ import type { ThreadEventRow } from '../store/thread-events.js'
 import type {
   CommandContext, CurrentRun, ProtocolAnswer, ProtocolCommand, ProtocolCommands, SubscribeResult, Subscriptions,
 } from './protocol-commands.js'
-import { envelope, type EventFilter, matches, type ThreadLog } from './thread-log.js'
+import { type EventFilter, matches, type ThreadLog } from './thread-log.js'
 
 interface Subscription {
   /** The command that made it (a re-announcement answers under it again). */
@@ -101,7 +101,7 @@ export class ProtocolSocket {
     const rows = [...this.#replay.values()].sort((a, b) => a.row.seq - b.row.seq)
     this.#replay.clear()
     for (const { row, times } of rows) {
-      const text = envelope(row)
+      const text = this.#log.envelope(row)
       for (let i = 0; i < times; i++) this.#send(text)
     }
   }
@@ -149,7 +149,7 @@ export class ProtocolSocket {
         this.#cursor = row.seq
         if (isRootRunning(row)) this.#runStarted(row.seq - 1)
         const namespace = JSON.parse(row.namespace) as string[]
-        const text = envelope(row)
+        const text = this.#log.envelope(row)
         for (const subscription of this.#active) if (matches(subscription.filter, row.method, namespace)) this.#send(text)
       }
     }

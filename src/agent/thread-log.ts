@@ -47,6 +47,15 @@ export class ThreadLog {
   readonly #o: ThreadLogOptions
   /** One event per (scope, thread id) when something is appended to that thread's log. */
   readonly #appended = new EventEmitter()
+  /**
+   * The last page read of each followed thread, until the next append: the followers one append
+   * wakes are all at the same place, so one read serves them all (and they share its rows, so what
+   * is derived from a row is derived once: see #namespaceOf, envelope).
+   */
+  readonly #pages = new Map<string, { since: number; rows: ThreadEventRow[] }>()
+  /** What is derived from a row, once per row (the rows of a shared page reach every follower). */
+  readonly #namespaces = new WeakMap<ThreadEventRow, string[]>()
+  readonly #envelopes = new WeakMap<ThreadEventRow, string>()
 
   constructor(options: ThreadLogOptions) {
     this.#o = options
@@ -60,6 +69,7 @@ export class ThreadLog {
     // Followers hear of it once the caller's work is done: an append inside a transaction that
     // later rolls back must not have been sent.
     const name = key(scope, thread.thread_id)
+    this.#pages.delete(name)
     // Nobody follows most threads: then there is no one to wake (a follower that comes later reads the log first).
     if (this.#appended.listenerCount(name) > 0) queueMicrotask(() => this.#appended.emit(name))
     return seq
@@ -81,7 +91,33 @@ export class ThreadLog {
   watch(scope: string, threadId: string, listener: () => void): () => void {
     const name = key(scope, threadId)
     this.#appended.on(name, listener)
-    return () => this.#appended.off(name, listener)
+    return () => {
+      this.#appended.off(name, listener)
+      if (this.#appended.listenerCount(name) === 0) this.#pages.delete(name)
+    }
+  }
+
+  /** The event as the protocol sends it (see `envelope`), made once per row a follower was given. */
+  envelope(row: ThreadEventRow): string {
+    let text = this.#envelopes.get(row)
+    if (text === undefined) this.#envelopes.set(row, (text = envelope(row)))
+    return text
+  }
+
+  #namespaceOf(row: ThreadEventRow): string[] {
+    let namespace = this.#namespaces.get(row)
+    if (namespace === undefined) this.#namespaces.set(row, (namespace = JSON.parse(row.namespace) as string[]))
+    return namespace
+  }
+
+  /** The thread's events after `since` as a follower reads them: from the page another follower just read, when it is the same. */
+  #page(scope: string, threadId: string, since: number): ThreadEventRow[] {
+    const name = key(scope, threadId)
+    const shared = this.#pages.get(name)
+    if (shared?.since === since) return shared.rows
+    const rows = this.read(scope, threadId, since)
+    if (this.#appended.listenerCount(name) > 1) this.#pages.set(name, { since, rows })
+    return rows
   }
 
   /** Every event one run of the thread logged, oldest first. */
@@ -117,10 +153,10 @@ export class ThreadLog {
           continue
         }
         unread = false
-        const page = this.read(scope, threadId, last)
+        const page = this.#page(scope, threadId, last)
         for (const row of page) {
           last = row.seq
-          if (matches(filter, row.method, JSON.parse(row.namespace) as string[])) yield row
+          if (matches(filter, row.method, this.#namespaceOf(row))) yield row
           if (signal.aborted) return
         }
         if (page.length === PAGE) unread = true
@@ -135,7 +171,7 @@ export class ThreadLog {
 const key = (scope: string, threadId: string) => `${scope}\u0000${threadId}`
 
 /** The event as the protocol sends it, as JSON text (the stored JSON is spliced in, not parsed again). */
-export function envelope(row: ThreadEventRow): string {
+function envelope(row: ThreadEventRow): string {
   const node = row.node === null ? '' : `,"node":${JSON.stringify(row.node)}`
   const params = `{"namespace":${row.namespace},"timestamp":${row.at}${node},"data":${row.data}}`
   return `{"type":"event","event_id":"${row.seq}","seq":${row.seq},"method":${JSON.stringify(row.method)},"params":${params}}`

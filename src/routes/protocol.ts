@@ -8,7 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { WebSocket } from 'ws'
 import type { CommandContext, ProtocolCommands } from '../agent/protocol-commands.js'
 import { ProtocolSocket } from '../agent/protocol-socket.js'
-import { envelope, type EventFilter, type ThreadLog } from '../agent/thread-log.js'
+import type { EventFilter, ThreadLog } from '../agent/thread-log.js'
 import type { Config } from '../config.js'
 import { NotFound } from '../domain/errors.js'
 import { requestContext } from './request-context.js'
@@ -89,7 +89,7 @@ export const protocolRoutes: FastifyPluginAsyncTypebox<ProtocolRoutesOptions> = 
     const until = AbortSignal.any([writer.signal, options.openStreams.closing])
     try {
       for await (const row of threadLog.follow(request.agentScope, request.params.thread_id, filter, (body.since as number | undefined) ?? 0, until)) {
-        if (!(await writer.sendFrame(`event: ${row.method}\ndata: ${envelope(row)}\nid: ${row.seq}\n\n`))) break
+        if (!(await writer.sendFrame(`event: ${row.method}\ndata: ${threadLog.envelope(row)}\nid: ${row.seq}\n\n`))) break
       }
     } finally {
       writer.close()
