@@ -38,6 +38,7 @@ function unpackError(error: NodeJS.ErrnoException): string {
   const message = error.message.replace(/^(zlib|TAR_[A-Z_]+): /, '')
   if (error.code?.startsWith('Z_') || /^zlib: /.test(error.message)) return `its gzip data is damaged (${message})`
   if (/checksum/i.test(error.message)) return 'it holds no tar archive (a header\'s checksum does not match)'
+  if (error.code === 'TAR_BAD_ARCHIVE' || /unrecognized archive format/i.test(error.message)) return 'it holds no tar archive'
   return message
 }
 
