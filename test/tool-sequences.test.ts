@@ -1,5 +1,5 @@
-// The official control-plane tools' request sequences, request for request, as
-// ../shared/reference/control-plane-tools.md records them (copied facts, not code): the Terraform
+// The official control-plane tools' request sequences, request for request, as their sources show
+// them (facts read from the Terraform provider and the CI workflow demo, not their code): the Terraform
 // provider's resource life (create → PATCH display_name → poll → update through POST …/revisions →
 // delete → poll until 404, under /api-host with its headers) and the CI workflow demo's hosted and
 // self-hosted bodies. Each sequence polls at the tool's own interval of hangar's manual clock.
