@@ -53,14 +53,15 @@ async function cli(cwd: string, args: string[], env: NodeJS.ProcessEnv = {}): Pr
       ...env,
     }),
     stdio: ['ignore', 'pipe', 'pipe'],
+    // A CLI that hangs is killed, so the test fails instead of waiting forever.
+    timeout: CLI_DEADLINE_MS,
+    killSignal: 'SIGKILL',
   })
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (chunk) => (stdout += chunk))
   child.stderr.on('data', (chunk) => (stderr += chunk))
-  const timer = setTimeout(() => child.kill('SIGKILL'), CLI_DEADLINE_MS)
   const [code] = (await once(child, 'close')) as [number | null]
-  clearTimeout(timer)
   return { code, stdout, stderr }
 }
 

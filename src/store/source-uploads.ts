@@ -1,21 +1,6 @@
 import type { ArchiveFacts } from '../domain/source-archive.js'
 import type { Db } from './db.js'
 
-interface UploadRow {
-  seq: number
-  id: string
-  deployment_id: string
-  object_path: string
-  signature: string
-  issued_at: number
-  expires_at: number
-  uploaded_at: number | null
-  size: number | null
-  sha256: string | null
-  md5: string | null
-  archive: string | null
-}
-
 /** A signed upload URL handed out for a deployment, and what was uploaded to it (nothing yet: the upload fields are null). */
 export interface SourceUpload {
   id: string
@@ -30,6 +15,9 @@ export interface SourceUpload {
   md5: string | null
   archive: ArchiveFacts | null
 }
+
+/** A row of `source_uploads` as read: the record, with its seq and what unpacking found as JSON text. */
+type UploadRow = Omit<SourceUpload, 'archive'> & { seq: number; archive: string | null }
 
 export interface NewUpload {
   id: string
