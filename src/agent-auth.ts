@@ -55,9 +55,10 @@ export function agentServerAuth(config: Pick<Config, 'apiKeys' | 'auth' | 'agent
  * gives each route of `scope` its events — a route the table does not list stops start-up — and a
  * `preHandler` that checks them: after validation (a 422 comes first, as on the real server, whose
  * handler authorizes after parsing the body) and before the owner filter (as the real server's
- * handler refuses before it looks anything up).
+ * handler refuses before it looks anything up). The check is installed only when `enforce` (there
+ * are users): no other request pays for it; the table is checked at start-up either way.
  */
-export function authorizeByEvent(scope: FastifyInstance): void {
+export function authorizeByEvent(scope: FastifyInstance, enforce: boolean): void {
   const attach: onRouteHookHandler = (route) => {
     for (const method of [route.method].flat()) {
       const rule = ROUTE_EVENTS.get(`${method} ${route.routePath}`)
@@ -73,7 +74,7 @@ export function authorizeByEvent(scope: FastifyInstance): void {
     done()
   }
   scope.addHook('onRoute', attach)
-  scope.addHook('preHandler', check)
+  if (enforce) scope.addHook('preHandler', check)
 }
 
 /**

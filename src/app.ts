@@ -166,9 +166,10 @@ export function buildApp(options: AppOptions = {}): App {
     scope.register(agentMetaRoutes, services)
     scope.register(async (gated) => {
       gated.addHook('onRequest', agentServerAuth(config, services.agentUsers))
-      // A user's permissions first (403), then its own threads only (404).
-      authorizeByEvent(gated)
-      gated.addHook('preHandler', ownThreadsOnly(services.threads))
+      // A user's permissions first (403), then its own threads only (404): checked only when there are users.
+      const users = config.agentAuth === 'users' && config.auth !== 'off'
+      authorizeByEvent(gated, users)
+      if (users) gated.addHook('preHandler', ownThreadsOnly(services.threads))
       declareSecurity(gated, agentServerSecurity(config))
       gated.addHook('onRequest', async (request) => services.deployedAgents.seed(request.agentScope))
       gated.register(assistantRoutes, services)
