@@ -109,6 +109,12 @@ export function buildApp(options: AppOptions = {}): App {
   installStarletteRouting(app)
   installRequestValidation(app)
   installSerialization(app)
+  // An answer leaves once what its request wrote is committed (writes commit in groups, once a turn).
+  app.addHook('onSend', (_request, _reply, payload, done) => {
+    const committed = services.durable()
+    if (!committed) return done(null, payload)
+    committed.then(() => done(null, payload), done)
+  })
   // The journal and faults see every request to the emulated services, never hangar's own paths.
   installJournal(app, journal, clock, { exclude: isHangarOwnPath })
   installFaults(app, faults, clock, { exclude: isHangarOwnPath })

@@ -41,6 +41,7 @@ import { AgentDataRepository } from './store/agent-data.js'
 import { AssistantRepository } from './store/assistants.js'
 import { CronRepository } from './store/crons.js'
 import { closeDatabase, openDatabase, type Db } from './store/db.js'
+import { GroupCommit } from './store/group-commit.js'
 import { DeploymentRepository } from './store/deployments.js'
 import { FeedbackRepository } from './store/feedback.js'
 import { ListenerRepository } from './store/listeners.js'
@@ -69,6 +70,12 @@ export interface Services {
   readonly db: Db
   /** Runs `fn` in one database transaction: all of it is written, or none. */
   readonly transaction: <T>(fn: () => T) => T
+  /**
+   * Null when everything written is committed; else a promise that resolves once it is (writes
+   * are committed in groups, once per turn of the event loop: store/group-commit.ts). What answers
+   * or streams a write waits for it: acknowledged means on disk.
+   */
+  readonly durable: () => Promise<void> | null
   readonly stateful: StatefulServices
   /** What boot seeds, and every reset seeds again: the fixture workspaces and the root agent server's assistants. */
   readonly seed: () => void
@@ -156,6 +163,8 @@ function wire({ config, clock, log, startedAt, fixtures, engine, db, agentUsers 
   const stateful = new StatefulServices()
   stateful.register({ close: () => closeDatabase(db) })
   const transaction = <T>(fn: () => T): T => db.transaction(fn)()
+  const commits = GroupCommit.of(db)
+  const durable = () => commits?.durable() ?? null
 
   // The emulator: what changes is published on the bus; the journal and faults see every request
   // to the emulated services, and a full reset (not an import) clears them.
@@ -263,7 +272,7 @@ function wire({ config, clock, log, startedAt, fixtures, engine, db, agentUsers 
   const controls = new EmulatorControls({ db, workspaces, stateful, seed, onChange: (change) => bus.publish('state', change) })
 
   return {
-    config, clock, log, startedAt, db, transaction, stateful, seed,
+    config, clock, log, startedAt, db, transaction, durable, stateful, seed,
     bus, journal, faults, controls,
     fixtures, workspaces, seeder, deployments, deploymentReads: new ReadCache<string>(db), sourceUploads, deploymentLogs, listeners, providers, tokens, oauth, callers: new CallerIds(), agentUsers,
     engine, assistants, threads, runs, executor, threadLog, protocolCommands, runRequests, webhooks, deployedAgents, a2a, mcp, openStreams, store, crons,

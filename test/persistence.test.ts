@@ -4,7 +4,7 @@ import { mock } from 'node:test'
 import t from 'tap'
 import Database from 'better-sqlite3'
 import { MIGRATIONS } from '../src/store/migrations.js'
-import { buildTestApp, clientFor, githubDeployment, makeApp, START } from './helpers.js'
+import { buildTestApp, clientFor, githubDeployment, makeApp, START, turn } from './helpers.js'
 
 t.test('state survives a restart with a file database, and revisions resume their progression', async (t) => {
   const dir = t.testdir()
@@ -56,6 +56,8 @@ t.test('the ticker writes due transitions to the store while nobody reads', asyn
   clock.advance(6000)
   t.equal(stored().status, 'CREATING', 'nothing moved the stored row yet')
   mock.timers.tick(100)
+  t.equal(stored().status, 'CREATING', 'written, but committed only when the turn ends (group commit)')
+  await turn()
   t.same(stored(), { status: 'DEPLOYED', status_at: START + 6000 }, 'the tick persisted the transition at the time it happened')
 })
 

@@ -18,19 +18,21 @@ export interface A2ARoutesOptions {
   a2a: A2AEndpoint
   config: Pick<Config, 'heartbeatMs' | 'publicUrl'>
   openStreams: OpenStreams
+  /** Null when what was written is committed, else the promise of that commit (Services.durable). */
+  durable: () => Promise<void> | null
 }
 
 const tags = ['A2A']
 const RpcBody = AnyDict({ description: 'A JSON-RPC 2.0 response: `result`, or `error` `{code, message}`' })
 const CARD_PATH = '/.well-known/agent-card.json'
 
-export const a2aRoutes: FastifyPluginAsyncTypebox<A2ARoutesOptions> = async (app, { a2a, config, openStreams }) => {
+export const a2aRoutes: FastifyPluginAsyncTypebox<A2ARoutesOptions> = async (app, { a2a, config, openStreams, durable }) => {
   const context = (request: FastifyRequest) => requestContext(request, config.publicUrl)
 
   /** Answers with an SSE stream: each result as one `data:` line of a JSON-RPC response to `id`. */
   async function streamResults(reply: FastifyReply, id: RpcId, results: AsyncGenerator<unknown>) {
     reply.hijack()
-    const writer = new SseWriter(reply.raw, { heartbeatMs: config.heartbeatMs, headers: reply.getHeaders() as never })
+    const writer = new SseWriter(reply.raw, { heartbeatMs: config.heartbeatMs, headers: reply.getHeaders() as never, durable })
     openStreams.track(writer)
     try {
       for await (const result of results) {

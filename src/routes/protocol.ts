@@ -20,6 +20,8 @@ export interface ProtocolRoutesOptions {
   threadLog: ThreadLog
   openStreams: OpenStreams
   config: Pick<Config, 'publicUrl'>
+  /** Null when what was written is committed, else the promise of that commit (Services.durable). */
+  durable: () => Promise<void> | null
 }
 
 const tags = ['Threads']
@@ -44,6 +46,16 @@ function readBody(request: FastifyRequest, schema: ZodObject): Record<string, un
   const issues = zodIssues(schema, body)
   if (issues.length > 0) return new BadBody((r) => r.code(400).type('application/json').send(JSON.stringify(zodErrorBody(issues))))
   return body as Record<string, unknown>
+}
+
+/**
+ * Sends a frame once what it reports is committed; frames keep their order (a later one waits on the
+ * same commit, or none). A commit that failed cuts the socket: what it reported is gone.
+ */
+function sendDurably(socket: WebSocket, text: string, durable: () => Promise<void> | null): void {
+  const committed = durable()
+  if (!committed) socket.send(text)
+  else committed.then(() => socket.send(text), () => socket.terminate())
 }
 
 const plainNotFound = (reply: FastifyReply, error: NotFound) => reply.code(404).type('text/plain;charset=UTF-8').send(error.message)
@@ -83,7 +95,7 @@ export const protocolRoutes: FastifyPluginAsyncTypebox<ProtocolRoutesOptions> = 
     }
     reply.hijack()
     // No heartbeats: the real server sends none on this stream.
-    const writer = new SseWriter(reply.raw, { heartbeatMs: 0, headers: reply.getHeaders() as Record<string, string> })
+    const writer = new SseWriter(reply.raw, { heartbeatMs: 0, headers: reply.getHeaders() as Record<string, string>, durable: options.durable })
     options.openStreams.track(writer)
     // The stream never ends by itself (a thread's log can always grow): shutdown ends it at once.
     const until = AbortSignal.any([writer.signal, options.openStreams.closing])
@@ -107,7 +119,7 @@ export const protocolRoutes: FastifyPluginAsyncTypebox<ProtocolRoutesOptions> = 
         commands,
         log: threadLog,
         context: context(request),
-        sink: { send: (text) => socket.send(text), get bufferedAmount() { return socket.bufferedAmount }, terminate: () => socket.terminate() },
+        sink: { send: (text) => sendDurably(socket, text, options.durable), get bufferedAmount() { return socket.bufferedAmount }, terminate: () => socket.terminate() },
       })
       // Binary frames are read as UTF-8 text too, as the real server reads them.
       socket.on('message', (data: Buffer) => session.receive(data.toString('utf8')))

@@ -23,6 +23,8 @@ export interface RunRoutesOptions {
   config: Pick<Config, 'heartbeatMs' | 'publicUrl'>
   /** Where streams register, so that shutdown can end them. */
   openStreams: OpenStreams
+  /** Null when what was written is committed, else the promise of that commit (Services.durable). */
+  durable: () => Promise<void> | null
   /** Says after how many events an injected fault cuts a request's stream. */
   faults: FaultInjector
 }
@@ -65,7 +67,7 @@ export const runRoutes: FastifyPluginAsyncTypebox<RunRoutesOptions> = async (app
   ) => {
     const dropAfter = options.faults.dropAfter(reply.request)
     reply.hijack()
-    const writer = new SseWriter(reply.raw, { heartbeatMs: options.config.heartbeatMs, headers: { ...reply.getHeaders(), ...o.headers } as never })
+    const writer = new SseWriter(reply.raw, { heartbeatMs: options.config.heartbeatMs, headers: { ...reply.getHeaders(), ...o.headers } as never, durable: options.durable })
     options.openStreams.track(writer)
     try {
       if (dropAfter === 0) writer.drop()

@@ -22,6 +22,8 @@ export interface ThreadStreamRoutesOptions {
   config: Pick<Config, 'heartbeatMs'>
   /** Where streams register, so that shutdown can end them. */
   openStreams: OpenStreams
+  /** Null when what was written is committed, else the promise of that commit (Services.durable). */
+  durable: () => Promise<void> | null
   /** Says after how many events an injected fault cuts a request's stream. */
   faults: FaultInjector
 }
@@ -46,7 +48,7 @@ export const threadStreamRoutes: FastifyPluginAsyncTypebox<ThreadStreamRoutesOpt
     const dropAfter = options.faults.dropAfter(request)
     reply.hijack()
     // Location lets the SDK reconnect here with Last-Event-ID when the connection breaks.
-    const writer = new SseWriter(reply.raw, { heartbeatMs: options.config.heartbeatMs, headers: { ...reply.getHeaders(), location: `/threads/${threadId}/stream` } as never })
+    const writer = new SseWriter(reply.raw, { heartbeatMs: options.config.heartbeatMs, headers: { ...reply.getHeaders(), location: `/threads/${threadId}/stream` } as never, durable: options.durable })
     openStreams.track(writer)
     try {
       if (dropAfter === 0) writer.drop()

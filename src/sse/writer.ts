@@ -27,9 +27,15 @@ export class SseWriter {
   #draining = false
   #clientLeft = false
   #dropped = false
+  readonly #durable: (() => Promise<void> | null) | undefined
 
-  constructor(raw: ServerResponse, options: { heartbeatMs: number; headers: Record<string, string | number | string[]> }) {
+  /**
+   * `durable`: null when what the stream reports is committed, else a promise of that commit: an
+   * event leaves only once what it reports is on disk (see Services.durable).
+   */
+  constructor(raw: ServerResponse, options: { heartbeatMs: number; headers: Record<string, string | number | string[]>; durable?: () => Promise<void> | null }) {
     this.#raw = raw
+    this.#durable = options.durable
     raw.writeHead(200, {
       ...options.headers,
       'content-type': 'text/event-stream; charset=utf-8',
@@ -71,6 +77,16 @@ export class SseWriter {
 
   /** Writes one event already in its wire form (see `send`). */
   async sendFrame(text: string): Promise<boolean> {
+    const committed = this.#durable?.()
+    if (committed) {
+      try {
+        await committed
+      } catch {
+        // What the event reports was not committed (the disk failed): the stream cannot go on truthfully.
+        this.destroy()
+        return false
+      }
+    }
     if (!this.open) return false
     if (this.#raw.write(text)) return true
     this.#draining = true

@@ -2,6 +2,7 @@ import { mkdirSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import Database from 'better-sqlite3'
 import { takeDatabaseLock, type DatabaseLock } from './database-lock.js'
+import { GroupCommit } from './group-commit.js'
 import { migrate } from './migrations.js'
 
 export type Db = Database.Database
@@ -55,6 +56,7 @@ function prepare(db: Db): Db {
   db.pragma('busy_timeout = 5000')
   db.pragma('foreign_keys = ON')
   migrate(db)
+  GroupCommit.install(db)
   return db
 }
 
@@ -125,6 +127,7 @@ export const nextOffset = (offset: number, returned: number) => pageBound(offset
 /** Checkpoints the WAL into the main file, closes the connection and lets another hangar open the file. */
 export function closeDatabase(db: Db) {
   if (!db.open) return
+  GroupCommit.of(db)?.commit()
   if (!db.memory) db.pragma('wal_checkpoint(TRUNCATE)')
   db.close()
   ;(db as LockedDb)[LOCK]?.release()

@@ -1,0 +1,132 @@
+// Group commit (issue 19): the writes of one turn of the event loop share one transaction, and what
+// answers a write waits for its commit. What a user relies on: an answer (or a streamed event) is
+// never ahead of the disk, a failed part of a turn rolls back alone, and a turn the database lost
+// is reported, not acknowledged. A second connection on the same file is the disk's witness.
+
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import t, { type Test } from 'tap'
+import { closeDatabase, openDatabase } from '../src/store/db.js'
+import { GroupCommit } from '../src/store/group-commit.js'
+import { buildApp } from '../src/app.js'
+import { Clock } from '../src/clock.js'
+import { dockerDeployment, START } from './helpers.js'
+
+function tempFile(t: Test, name: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'hangar-group-commit-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  return join(dir, name)
+}
+
+/** The rows another connection reads from the file: what is on disk. */
+function onDisk(path: string, sql: string): unknown[] {
+  const witness = new Database(path, { readonly: true })
+  try {
+    return witness.prepare(sql).all()
+  } finally {
+    witness.close()
+  }
+}
+
+t.test('a turn\'s writes are committed together at its end, and durable() says when', async (t) => {
+  const path = tempFile(t, 'h.db')
+  const db = openDatabase(path)
+  t.teardown(() => closeDatabase(db))
+  const group = GroupCommit.of(db)!
+  db.exec('CREATE TABLE n (v INTEGER NOT NULL)')
+  await group.durable()
+  t.equal(group.durable(), null, 'nothing pending once committed')
+
+  const insert = db.prepare('INSERT INTO n (v) VALUES (?)')
+  insert.run(1)
+  db.transaction(() => insert.run(2))()
+  t.ok(db.inTransaction, 'the turn\'s transaction is open')
+  const pending = group.durable()
+  t.ok(pending instanceof Promise, 'a write is pending')
+  t.same(onDisk(path, 'SELECT v FROM n ORDER BY v'), [], 'not on disk before the turn ends')
+  t.same(db.prepare('SELECT v FROM n ORDER BY v').all(), [{ v: 1 }, { v: 2 }], 'but the connection reads its own writes')
+  await pending
+  t.same(onDisk(path, 'SELECT v FROM n ORDER BY v'), [{ v: 1 }, { v: 2 }], 'both on disk once durable() resolves')
+  t.notOk(db.inTransaction)
+  t.equal(group.durable(), null)
+
+  const read = db.prepare('SELECT count(*) AS c FROM n')
+  read.get()
+  t.equal(group.durable(), null, 'a read opens nothing')
+})
+
+t.test('a transaction that fails inside the turn rolls back alone', async (t) => {
+  const db = openDatabase(':memory:')
+  t.teardown(() => closeDatabase(db))
+  db.exec('CREATE TABLE n (v INTEGER NOT NULL UNIQUE)')
+  const insert = db.prepare('INSERT INTO n (v) VALUES (?)')
+  insert.run(1)
+  t.throws(() => db.transaction(() => {
+    insert.run(2)
+    insert.run(1)
+  })(), /UNIQUE/)
+  t.throws(() => insert.run(1), /UNIQUE/, 'a failed statement outside a transaction')
+  insert.run(3)
+  await GroupCommit.of(db)!.durable()
+  t.same(db.prepare('SELECT v FROM n ORDER BY v').all(), [{ v: 1 }, { v: 3 }], 'the others in the turn are kept')
+})
+
+t.test('a turn the database rolled back is reported to whoever waits, and the next turn starts clean', async (t) => {
+  const path = tempFile(t, 'h.db')
+  const db = openDatabase(path)
+  t.teardown(() => closeDatabase(db))
+  const group = GroupCommit.of(db)!
+  db.exec(`CREATE TABLE n (v TEXT NOT NULL);
+    CREATE TEMP TRIGGER boom BEFORE INSERT ON n WHEN NEW.v = 'boom' BEGIN SELECT RAISE(ROLLBACK, 'the whole transaction goes'); END;`)
+  await group.durable()
+  const insert = db.prepare('INSERT INTO n (v) VALUES (?)')
+  insert.run('lost')
+  const pending = group.durable()!
+  t.throws(() => insert.run('boom'), /the whole transaction goes/)
+  await t.rejects(pending, /rolled back/, 'the turn that lost its writes is not acknowledged')
+  insert.run('kept')
+  await group.durable()
+  t.same(onDisk(path, 'SELECT v FROM n'), [{ v: 'kept' }])
+})
+
+t.test('a pragma and closing commit what is pending first', async (t) => {
+  const path = tempFile(t, 'h.db')
+  const db = openDatabase(path)
+  db.exec('CREATE TABLE n (v INTEGER)')
+  db.prepare('INSERT INTO n VALUES (1)').run()
+  db.pragma('foreign_keys = OFF')
+  t.equal(db.pragma('foreign_keys', { simple: true }), 0, 'the pragma took effect (it does nothing inside a transaction)')
+  t.same(onDisk(path, 'SELECT v FROM n'), [{ v: 1 }], 'committed before the pragma')
+  db.pragma('foreign_keys = ON')
+  db.prepare('INSERT INTO n VALUES (2)').run()
+  t.same(db.transaction(() => {
+    db.prepare('INSERT INTO n VALUES (3)').run()
+    return db.pragma('foreign_key_check')
+  })(), [], 'a pragma inside a transaction function belongs to it')
+  t.same(onDisk(path, 'SELECT v FROM n ORDER BY v'), [{ v: 1 }], 'and commits nothing under it')
+  closeDatabase(db)
+  t.same(onDisk(path, 'SELECT v FROM n ORDER BY v'), [{ v: 1 }, { v: 2 }, { v: 3 }], 'committed at close')
+})
+
+t.test('an answer to a write leaves only once the write is on disk', async (t) => {
+  const path = tempFile(t, 'h.db')
+  const app = buildApp({ clock: Clock.manual(START), config: { db: path, logLevel: 'silent' } })
+  t.teardown(() => app.close())
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as { port: number }
+  const headers = { 'x-api-key': 'k', 'content-type': 'application/json' }
+  // Several creates in flight at once land in the same turns; each answer is checked against the disk.
+  const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => fetch(`http://127.0.0.1:${port}/v2/deployments`, {
+    method: 'POST', headers, body: JSON.stringify(dockerDeployment({ name: `durable-${i}` })),
+  }).then(async (response) => {
+    const body = await response.json() as { id: string }
+    const rows = onDisk(path, `SELECT d.id, count(r.seq) AS revisions FROM deployments d JOIN revisions r ON r.deployment_seq = d.seq WHERE d.id = '${body.id}' GROUP BY d.id`)
+    return { status: response.status, rows }
+  })))
+  for (const [i, answer] of answers.entries()) {
+    t.equal(answer.status, 201)
+    t.same(answer.rows.length, 1, `deployment ${i} and its revision were on disk when its answer arrived`)
+  }
+})
