@@ -38,6 +38,11 @@ const write = !flags['no-write'] && (!quick || flags.write) && !only
 
 /** @param {string} line */
 const log = (line) => process.stderr.write(`${line}\n`)
+
+/** Runs completed per second with 20 clients: at least this share of the bare app's (issue 19). */
+const RUNS_TARGET = 0.5
+/** One event to the 1,000 open streams: the slowest stream within this factor of the bare app's (issue 19). */
+const FAN_OUT_TARGET = 2
 const started = new Date()
 const host = machine()
 log(`hangar benchmarks (${quick ? 'quick' : 'full'}) — ${ensureBuilt()}`)
@@ -110,13 +115,19 @@ if (results.streams) {
   const { hangar: h, bare: b, hangarHold: hh, bareHold: bh, settings } = results.streams
   rows.push(['streams', `agent run: first byte, ms (median of ${settings.runs})`, fmt(h.firstByte), fmt(b.firstByte), fmt(h.firstByte / b.firstByte), '', ''])
   rows.push(['', `agent run: stream end, ms (median; p99)`, `${fmt(h.end)} (${fmt(h.endP99)})`, `${fmt(b.end)} (${fmt(b.endP99)})`, fmt(h.end / b.end), '', ''])
-  rows.push(['', 'runs completed per second, 20 clients', fmt(h.runsPerSecond), fmt(b.runsPerSecond), fmt(h.runsPerSecond / b.runsPerSecond), '', ''])
+  const rateRatio = h.runsPerSecond / b.runsPerSecond
+  const rateMet = rateRatio >= RUNS_TARGET
+  rows.push(['', 'runs completed per second, 20 clients', fmt(h.runsPerSecond), fmt(b.runsPerSecond), fmt(rateRatio), `≥ ${RUNS_TARGET}×`, verdict(rateMet)])
+  target('runsPerSecond', `runs completed per second ≥ ${RUNS_TARGET}× the bare app`, rateMet, `${fmt(rateRatio)}×`)
   rows.push(['', '  errors (latency runs, runs/s runs)', `${h.latencyErrors}, ${h.rateErrors}`, `${b.latencyErrors}, ${b.rateErrors}`, '', '0', verdict(h.latencyErrors + h.rateErrors === 0)])
   const holdMet = mib(hh.heldRssKiB) < 300 && hh.errors === 0 && hh.missingHeartbeats === 0
   rows.push(['', `${hh.n} open streams: RSS, MiB`, fmt(mib(hh.heldRssKiB)), fmt(mib(bh.heldRssKiB)), fmt(hh.heldRssKiB / bh.heldRssKiB), '< 300 MiB, 0 errors', verdict(holdMet)])
   rows.push(['', '  RSS before the streams opened, MiB', fmt(mib(hh.idleRssKiB)), fmt(mib(bh.idleRssKiB)), fmt(hh.idleRssKiB / bh.idleRssKiB), '', ''])
   rows.push(['', `  time to open all ${hh.n}, s`, fmt(hh.openSeconds), fmt(bh.openSeconds), fmt(hh.openSeconds / bh.openSeconds), '', ''])
-  rows.push(['', `  one event to all ${hh.n}, ms (p50/p99/max; ratio of max)`, `${fmt(hh.eventP50)}/${fmt(hh.eventP99)}/${fmt(hh.eventMax)}`, `${fmt(bh.eventP50)}/${fmt(bh.eventP99)}/${fmt(bh.eventMax)}`, fmt(hh.eventMax / bh.eventMax), '', ''])
+  const fanOut = hh.eventMax / bh.eventMax
+  const fanOutMet = fanOut <= FAN_OUT_TARGET
+  rows.push(['', `  one event to all ${hh.n}, ms (p50/p99/max; ratio of max)`, `${fmt(hh.eventP50)}/${fmt(hh.eventP99)}/${fmt(hh.eventMax)}`, `${fmt(bh.eventP50)}/${fmt(bh.eventP99)}/${fmt(bh.eventMax)}`, fmt(fanOut), `≤ ${FAN_OUT_TARGET}× (max)`, verdict(fanOutMet)])
+  target('streamsFanOut', `one event to ${hh.n} open streams within ${FAN_OUT_TARGET}× the bare app (max)`, fanOutMet, `${fmt(fanOut)}×`)
   rows.push(['', `  heartbeats per stream in ${fmt(hh.watchMs / 1000)} s (min/median)`, `${hh.heartbeatsMin}/${hh.heartbeatsMedian}`, `${bh.heartbeatsMin}/${bh.heartbeatsMedian}`, '', '≥ 1', verdict(hh.missingHeartbeats === 0)])
   rows.push(['', '  errors (streams cut, refused or short)', hh.errors, bh.errors, '', '0', verdict(hh.errors === 0)])
   const warnings = [...new Set(hh.warnings.map((w) => /\w+Warning/.exec(w)?.[0]).filter(Boolean))]

@@ -24,7 +24,7 @@ const SCENARIOS = [
   {
     key: 'get',
     label: 'GET /v2/deployments/{id}',
-    target: 0.6,
+    target: 0.8,
     options: (ids) => ({ method: 'GET', path: `/v2/deployments/${ids[0]}` }),
   },
   {

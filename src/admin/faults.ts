@@ -3,7 +3,7 @@
 // requests give the same outcomes, and a failing run is replayed by re-adding the rule with its seed.
 
 import { randomUUID } from 'node:crypto'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } from 'fastify'
 import type { Clock } from '../clock.js'
 import { RuleViolation } from '../domain/errors.js'
 import { ApiError, phrase } from '../errors.js'
@@ -202,6 +202,11 @@ export class FaultInjector {
    * path and workspace match, `times` not used up) draws from its generator; the first whose draw is
    * under its probability fires, counts the match and draws its latency when it has a range.
    */
+  /** Whether any rule is installed (none: no request needs to be matched at all). */
+  get active(): boolean {
+    return this.#rules.size > 0
+  }
+
   match(method: string, path: string, workspace: string | null): FaultOutcome | undefined {
     const verb = method.toUpperCase()
     for (const { rule, pattern, random } of this.#rules.values()) {
@@ -281,7 +286,8 @@ export function installFaults(app: FastifyInstance, faults: FaultInjector, clock
     }
   }
 
-  app.addHook('preParsing', async (request, reply, payload) => {
+  /** What a request meets when a fault rule is installed: latency, then an error status, or nothing. */
+  const apply = async (request: FastifyRequest, reply: FastifyReply, payload: RequestPayload) => {
     const path = pathOf(request.url)
     if (options.exclude(path)) return payload
     const outcome = faults.matchRequest(request, path)
@@ -293,5 +299,10 @@ export function installFaults(app: FastifyInstance, faults: FaultInjector, clock
     }
     if (outcome.status !== undefined) throw new ApiError(outcome.status, outcome.detail ?? phrase(outcome.status))
     return payload
+  }
+  // Without rules (the usual case) a request passes without a promise made for it.
+  app.addHook('preParsing', (request, reply, payload, done) => {
+    if (!faults.active) return done(null, payload)
+    apply(request, reply, payload).then((passed) => done(null, passed), done)
   })
 }
