@@ -109,7 +109,7 @@ export function buildApp(options: AppOptions = {}): App {
   installStarletteRouting(app)
   installRequestValidation(app)
   installSerialization(app)
-  // An answer leaves once what its request wrote is committed (writes commit in groups, once a turn).
+  // An answer leaves once what its request wrote is committed (writes commit in groups: store/group-commit.ts).
   app.addHook('onSend', (_request, _reply, payload, done) => {
     const committed = services.durable()
     if (!committed) return done(null, payload)

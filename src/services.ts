@@ -72,7 +72,7 @@ export interface Services {
   readonly transaction: <T>(fn: () => T) => T
   /**
    * Null when everything written is committed; else a promise that resolves once it is (writes
-   * are committed in groups, once per turn of the event loop: store/group-commit.ts). What answers
+   * are committed in groups: store/group-commit.ts). What answers
    * or streams a write waits for it: acknowledged means on disk.
    */
   readonly durable: () => Promise<void> | null

@@ -1,6 +1,6 @@
-// Group commit (issue 19): the writes of one turn of the event loop share one transaction, and what
-// answers a write waits for its commit. What a user relies on: an answer (or a streamed event) is
-// never ahead of the disk, a failed part of a turn rolls back alone, and a turn the database lost
+// Group commit (issue 19): writes made together share one transaction, committed once the writing
+// stops (a microtask later with no write), and what answers a write waits for its commit. What a user relies on: an answer (or a streamed event) is
+// never ahead of the disk, a failed part rolls back alone, and a group the database lost
 // is reported, not acknowledged. A second connection on the same file is the disk's witness.
 
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -30,7 +30,7 @@ function onDisk(path: string, sql: string): unknown[] {
   }
 }
 
-t.test('a turn\'s writes are committed together at its end, and durable() says when', async (t) => {
+t.test('writes made together are committed together once the writing stops, and durable() says when', async (t) => {
   const path = tempFile(t, 'h.db')
   const db = openDatabase(path)
   t.teardown(() => closeDatabase(db))
@@ -42,10 +42,10 @@ t.test('a turn\'s writes are committed together at its end, and durable() says w
   const insert = db.prepare('INSERT INTO n (v) VALUES (?)')
   insert.run(1)
   db.transaction(() => insert.run(2))()
-  t.ok(db.inTransaction, 'the turn\'s transaction is open')
+  t.ok(db.inTransaction, 'the shared transaction is open')
   const pending = group.durable()
   t.ok(pending instanceof Promise, 'a write is pending')
-  t.same(onDisk(path, 'SELECT v FROM n ORDER BY v'), [], 'not on disk before the turn ends')
+  t.same(onDisk(path, 'SELECT v FROM n ORDER BY v'), [], 'not on disk while the writing goes on')
   t.same(db.prepare('SELECT v FROM n ORDER BY v').all(), [{ v: 1 }, { v: 2 }], 'but the connection reads its own writes')
   await pending
   t.same(onDisk(path, 'SELECT v FROM n ORDER BY v'), [{ v: 1 }, { v: 2 }], 'both on disk once durable() resolves')
@@ -57,7 +57,7 @@ t.test('a turn\'s writes are committed together at its end, and durable() says w
   t.equal(group.durable(), null, 'a read opens nothing')
 })
 
-t.test('a transaction that fails inside the turn rolls back alone', async (t) => {
+t.test('a transaction that fails inside the group rolls back alone', async (t) => {
   const db = openDatabase(':memory:')
   t.teardown(() => closeDatabase(db))
   db.exec('CREATE TABLE n (v INTEGER NOT NULL UNIQUE)')
@@ -70,10 +70,10 @@ t.test('a transaction that fails inside the turn rolls back alone', async (t) =>
   t.throws(() => insert.run(1), /UNIQUE/, 'a failed statement outside a transaction')
   insert.run(3)
   await GroupCommit.of(db)!.durable()
-  t.same(db.prepare('SELECT v FROM n ORDER BY v').all(), [{ v: 1 }, { v: 3 }], 'the others in the turn are kept')
+  t.same(db.prepare('SELECT v FROM n ORDER BY v').all(), [{ v: 1 }, { v: 3 }], 'the others in the group are kept')
 })
 
-t.test('a turn the database rolled back is reported to whoever waits, and the next turn starts clean', async (t) => {
+t.test('a group the database rolled back is reported to whoever waits, and the next group starts clean', async (t) => {
   const path = tempFile(t, 'h.db')
   const db = openDatabase(path)
   t.teardown(() => closeDatabase(db))
@@ -85,7 +85,7 @@ t.test('a turn the database rolled back is reported to whoever waits, and the ne
   insert.run('lost')
   const pending = group.durable()!
   t.throws(() => insert.run('boom'), /the whole transaction goes/)
-  await t.rejects(pending, /rolled back/, 'the turn that lost its writes is not acknowledged')
+  await t.rejects(pending, /rolled back/, 'the group that lost its writes is not acknowledged')
   insert.run('kept')
   await group.durable()
   t.same(onDisk(path, 'SELECT v FROM n'), [{ v: 'kept' }])
@@ -117,7 +117,7 @@ t.test('an answer to a write leaves only once the write is on disk', async (t) =
   await app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = app.server.address() as { port: number }
   const headers = { 'x-api-key': 'k', 'content-type': 'application/json' }
-  // Several creates in flight at once land in the same turns; each answer is checked against the disk.
+  // Several creates in flight at once; each answer is checked against the disk.
   const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => fetch(`http://127.0.0.1:${port}/v2/deployments`, {
     method: 'POST', headers, body: JSON.stringify(dockerDeployment({ name: `durable-${i}` })),
   }).then(async (response) => {

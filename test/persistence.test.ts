@@ -56,7 +56,7 @@ t.test('the ticker writes due transitions to the store while nobody reads', asyn
   clock.advance(6000)
   t.equal(stored().status, 'CREATING', 'nothing moved the stored row yet')
   mock.timers.tick(100)
-  t.equal(stored().status, 'CREATING', 'written, but committed only when the turn ends (group commit)')
+  t.equal(stored().status, 'CREATING', 'written, but committed only once the writing stops (group commit)')
   await turn()
   t.same(stored(), { status: 'DEPLOYED', status_at: START + 6000 }, 'the tick persisted the transition at the time it happened')
 })

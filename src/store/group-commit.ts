@@ -1,18 +1,25 @@
-// Group commit: the writes made during one turn of the event loop share one SQLite transaction,
-// committed when the turn ends (setImmediate). A request that wrote is answered only after that
-// commit (see `durable()` and the onSend hook in app.ts), so "acknowledged means on disk" holds as
-// before, but a thousand requests or run steps in one turn pay for one commit, not a thousand.
+// Group commit: the writes made by one piece of work (a request's handler, a timer, a clock move
+// waking a thousand runs) and the promise chains it starts share one SQLite transaction, committed
+// once they stop writing: at the first microtask that finds no write since the one before it. A
+// request that wrote is answered only after that commit (see `durable()` and the onSend hook in
+// app.ts), so "acknowledged means on disk" holds as before, but a thousand run steps woken together
+// pay for one commit, and a request pays for one where it paid for two or three (its own
+// transactions, `settle()`'s).
+//
+// Not at the end of the event-loop turn (setImmediate), which would batch more: the commit, and so
+// every answer and streamed event, would then come after timers and callbacks already queued, and a
+// test that moves a manual clock one step per turn would see events one step late.
 //
 // How writes are found: after the migrations, the connection's `prepare` hands out statements
-// whose writing methods open the turn's transaction first, and `transaction(fn)` does the same (a
-// transaction inside the turn's one becomes a savepoint: it still rolls back alone). `pragma` and
+// whose writing methods open the shared transaction first, and `transaction(fn)` does the same (a
+// transaction inside the shared one becomes a savepoint: it still rolls back alone). `pragma` and
 // closing commit first (a pragma such as `foreign_keys` does nothing inside a transaction).
 
 import type { Database, Statement } from 'better-sqlite3'
 
 type Db = Database
 
-/** One turn's transaction, and the promise answers wait on (made only when somebody waits). */
+/** One shared transaction, and the promise answers wait on (made only when somebody waits). */
 class Batch {
   #waiting: { promise: Promise<void>; resolve: () => void; reject: (error: Error) => void } | undefined
   #outcome: Error | null | undefined
@@ -46,6 +53,8 @@ export class GroupCommit {
   readonly #commit: () => void
   readonly #rollback: () => void
   #batch: Batch | undefined
+  /** Writes so far (a commit waits until a microtask passes without one). */
+  #writes = 0
   /** How many transaction functions are running (their savepoints must not be committed under them). */
   #depth = 0
 
@@ -103,8 +112,9 @@ export class GroupCommit {
     return (db as Db & { [GROUP_COMMIT]?: GroupCommit })[GROUP_COMMIT]
   }
 
-  /** Before a write: opens this turn's transaction unless it is open. */
+  /** Before a write: opens the shared transaction unless it is open. */
   join(): void {
+    this.#writes++
     const batch = this.#batch
     if (batch) {
       if (this.#db.inTransaction) return
@@ -116,12 +126,17 @@ export class GroupCommit {
     this.#begin()
     const opened = new Batch()
     this.#batch = opened
-    setImmediate(() => {
-      if (this.#batch === opened) this.commit()
-    })
+    let seen = this.#writes
+    const quiet = () => {
+      if (this.#batch !== opened) return
+      if (this.#writes === seen) return this.commit()
+      seen = this.#writes
+      queueMicrotask(quiet)
+    }
+    queueMicrotask(quiet)
   }
 
-  /** Commits the turn's transaction now (before a pragma, at close; otherwise at the end of the turn). */
+  /** Commits the open transaction now (before a pragma, at close; otherwise once writing stops). */
   commit(): void {
     const batch = this.#batch
     if (!batch) return
