@@ -21,10 +21,11 @@ RUN npm ci --ignore-scripts && npm rebuild better-sqlite3
 COPY tsconfig.json tsconfig.build.json tsconfig.ui.json ./
 COPY src ./src
 COPY ui ./ui
-# tsconfig.build.json has rootDir src, so this emits dist/server.js; tsconfig.ui.json emits the
-# inspector page's scripts to dist/ui.
+COPY scripts/bundle-server.mjs ./scripts/
+# tsconfig.build.json has rootDir src, so this emits dist/; tsconfig.ui.json emits the inspector
+# page's scripts to dist/ui; scripts/bundle-server.mjs then bundles dist/server.js into one file.
 RUN npm run build
-# Drop devDependencies (typescript, tap, @types/*); the compiled addon stays in place.
+# Drop devDependencies (typescript, esbuild, tap, @types/*); the compiled addon stays in place.
 RUN npm prune --omit=dev
 
 FROM node:20-bookworm-slim

@@ -3,7 +3,7 @@
 // it ran, so `npm start` on a built tree starts at once (the build takes seconds, the server half
 // a second).
 //
-// The inputs are src/, ui/src/, the tsconfig files, package.json and the TypeScript version; their
+// The inputs are src/, ui/src/, the tsconfig files, the bundling script, package.json and the TypeScript version; their
 // digest is recorded in dist/.build-inputs after a successful build. The build itself is
 // incremental (tsconfig.build.json), so after an edit only what it touches is checked again. Contents are compared, not
 // times, so a checkout or a copy that touches every file does not force a build, and an edit is
@@ -20,7 +20,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
 const RECORD = join(ROOT, 'dist', '.build-inputs')
 const INPUT_DIRS = ['src', join('ui', 'src')]
-const INPUT_FILES = ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.ui.json']
+const INPUT_FILES = ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.ui.json', join('scripts', 'bundle-server.mjs')]
 /** What a build leaves; if one is missing (dist removed by hand, say), the tree is not built. */
 const OUTPUTS = [join('dist', 'server.js'), join('dist', 'index.js'), join('dist', 'ui', 'main.js')]
 /** tsc's record of its last build (tsconfig.build.json builds incrementally); it trusts it to know what dist/ holds. */

@@ -144,6 +144,33 @@ t.test('a route whose schema says something the validator does not implement sto
   ))
 })
 
+t.test('a schema that failed to compile fails again in the next app, naming that app\'s route', async (t) => {
+  const body = Type.Object({ tags: Type.Array(Type.String(), { uniqueItems: true }) })
+  for (const path of ['/first', '/second']) {
+    t.throws(() => compileRequest({ body }, `POST ${path}`), { name: 'UnsupportedSchemaError', message: new RegExp(`^POST ${path} body#/properties/tags: `) })
+  }
+})
+
+t.test('a schema compiled once validates the same way in every app that uses it', async (t) => {
+  const body = Type.Object({ name: Type.String({ minLength: 2 }), size: Type.Optional(Type.Integer({ default: 3 })) })
+  const answers = []
+  for (const path of ['/one', '/two']) {
+    const validate = compileRequest({ body }, `POST ${path}`)
+    const valid = { body: { name: 'ok' } } as unknown as Parameters<typeof validate>[0]
+    validate(valid)
+    const invalid = { body: { name: 'x', size: 'many' } } as unknown as Parameters<typeof validate>[0]
+    answers.push({ valid: valid.body, invalid: (() => { try { validate(invalid); return 'accepted' } catch (error) { return (error as { body?: unknown }).body ?? String(error) } })() })
+  }
+  t.same(answers[0].valid, { name: 'ok', size: 3 })
+  t.not(answers[0].invalid, 'accepted')
+  t.same(answers[1], answers[0])
+  // Defaults are copies: changing one request's value leaves the next request's default alone.
+  ;(answers[0].valid as { size: number }).size = 99
+  const again = { body: { name: 'ok' } } as unknown as Parameters<ReturnType<typeof compileRequest>>[0]
+  compileRequest({ body }, 'POST /three')(again)
+  t.same(again.body, { name: 'ok', size: 3 })
+})
+
 t.test('hangar builds with every real schema: each route\'s request schemas compile under the strict rules', async (t) => {
   const { app } = buildTestApp()
   t.teardown(() => app.close())

@@ -5,9 +5,7 @@
 import { readFile } from 'node:fs/promises'
 import type { FastifyPluginAsync, FastifyReply } from 'fastify'
 import { ApiError } from '../errors.js'
-
-/** The package root, from src/routes (tests) as from dist/routes (the build). */
-const ROOT = new URL('../../', import.meta.url)
+import { PACKAGE_ROOT } from '../package-root.js'
 
 /** What a name may be: one segment of lowercase letters, digits and dashes, and a known extension (so no path can escape). */
 const FILE_NAME = /^[a-z0-9-]+\.(html|css|js)$/
@@ -27,7 +25,7 @@ async function sendFile(reply: FastifyReply, name: string) {
   const { type, dir } = TYPES[match[1]]
   let body: Buffer
   try {
-    body = await readFile(new URL(`${dir}${name}`, ROOT))
+    body = await readFile(new URL(`${dir}${name}`, PACKAGE_ROOT))
   } catch {
     throw ApiError.notFound('Not Found')
   }

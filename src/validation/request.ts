@@ -88,16 +88,40 @@ function validatePart(part: Part, fields: Field[], raw: Record<string, unknown>,
 }
 
 /**
+ * What compiling a schema gave, by the schema object it was compiled from. A route's schemas are
+ * module constants that nothing changes, and compiling one is a pure function of it, so every app
+ * in a process (a test suite starts one per test, and each serves most routes under two prefixes)
+ * shares one compilation instead of repeating it per route. A schema that cannot be compiled
+ * throws each time (nothing is kept), naming the route it was met on.
+ */
+class CompiledSchemas {
+  static readonly #fields = new WeakMap<TSchema, Field[]>()
+  static readonly #bodies = new WeakMap<TSchema, Check>()
+
+  static fields(schema: TSchema, where: string): Field[] {
+    let fields = this.#fields.get(schema)
+    if (fields === undefined) this.#fields.set(schema, (fields = fieldsOf(schema, where)))
+    return fields
+  }
+
+  static body(schema: TSchema, where: string): Check {
+    let check = this.#bodies.get(schema)
+    if (check === undefined) this.#bodies.set(schema, (check = compile(schema, where)))
+    return check
+  }
+}
+
+/**
  * The validator of one route: throws a 422 ApiError listing every error, else replaces inputs with
  * the validated values. Compiling throws an UnsupportedSchemaError naming `route` (e.g.
  * `POST /runs/batch`), the part and the keyword when a schema says something the validator does not implement.
  */
 export function compileRequest(schema: FastifySchema, route = 'route'): (request: FastifyRequest) => void {
-  const path = schema.params ? fieldsOf(schema.params as TSchema, `${route} params`) : undefined
-  const query = schema.querystring ? fieldsOf(schema.querystring as TSchema, `${route} querystring`) : undefined
-  const headers = schema.headers ? fieldsOf(schema.headers as TSchema, `${route} headers`) : undefined
+  const path = schema.params ? CompiledSchemas.fields(schema.params as TSchema, `${route} params`) : undefined
+  const query = schema.querystring ? CompiledSchemas.fields(schema.querystring as TSchema, `${route} querystring`) : undefined
+  const headers = schema.headers ? CompiledSchemas.fields(schema.headers as TSchema, `${route} headers`) : undefined
   const bodySchema = schema.body as TSchema | undefined
-  const body = bodySchema ? compile(bodySchema, `${route} body`) : undefined
+  const body = bodySchema ? CompiledSchemas.body(bodySchema, `${route} body`) : undefined
   const bodyOptional = bodySchema !== undefined && acceptsNull(bodySchema)
 
   return (request) => {
