@@ -50,7 +50,7 @@ export class ThreadLog {
   /**
    * The last page read of each followed thread, until the next append: the followers one append
    * wakes are all at the same place, so one read serves them all (and they share its rows, so what
-   * is derived from a row is derived once: see #namespaceOf, envelope).
+   * is derived from a row is derived once: see namespaceOf, envelope).
    */
   readonly #pages = new Map<string, { since: number; rows: ThreadEventRow[] }>()
   /** What is derived from a row, once per row (the rows of a shared page reach every follower). */
@@ -104,14 +104,15 @@ export class ThreadLog {
     return text
   }
 
-  #namespaceOf(row: ThreadEventRow): string[] {
+  /** The row's namespace, parsed once per row. */
+  namespaceOf(row: ThreadEventRow): string[] {
     let namespace = this.#namespaces.get(row)
     if (namespace === undefined) this.#namespaces.set(row, (namespace = JSON.parse(row.namespace) as string[]))
     return namespace
   }
 
   /** The thread's events after `since` as a follower reads them: from the page another follower just read, when it is the same. */
-  #page(scope: string, threadId: string, since: number): ThreadEventRow[] {
+  page(scope: string, threadId: string, since: number): ThreadEventRow[] {
     const name = key(scope, threadId)
     const shared = this.#pages.get(name)
     if (shared?.since === since) return shared.rows
@@ -153,10 +154,10 @@ export class ThreadLog {
           continue
         }
         unread = false
-        const page = this.#page(scope, threadId, last)
+        const page = this.page(scope, threadId, last)
         for (const row of page) {
           last = row.seq
-          if (matches(filter, row.method, this.#namespaceOf(row))) yield row
+          if (matches(filter, row.method, this.namespaceOf(row))) yield row
           if (signal.aborted) return
         }
         if (page.length === PAGE) unread = true
