@@ -56,17 +56,22 @@ export function analysis(key, results) {
     case 'post':
       return [
         `Limited by the write path: ${cpu}`,
-        'Writes now commit in groups (src/store/group-commit.ts: one transaction per event-loop turn, every',
-        'answer held until its commit), which took the commit from a fifth of a create\'s CPU to about a tenth',
-        '(1368 → 1608 req/s in one profiled setup). In a CPU profile what is left is SQLite executing the',
-        'statements (about a fifth: the deployment and its first revision, with five indexes, and `settle()`\'s',
-        'status updates: every revision steps six times in the following seconds, each step an UPDATE and a',
-        '`revision_steps` row from a trigger), then the commit, then reading the new deployment back through',
-        'the view, the name check, the Python-compatible JSON parser, the pydantic-style validation and the',
-        'serializer. The bare route writes nothing. Reaching 0.35× needs about a quarter of today\'s CPU per',
-        'create: revision steps persisted lazily (issue 19\'s second direction: the status is a pure function of',
-        'the anchor and the clock, but the deployment view, the status filter and the in-progress check read',
-        'the stored column, so all three must compute it instead) is the next step; not done this session.',
+        'Writes now commit in groups (src/store/group-commit.ts): what one request, timer or clock move writes,',
+        'with the promise chains it starts, is one transaction, and every answer waits for its commit. A',
+        'request now pays one commit where it paid two or three (its own transactions and `settle()`\'s), but',
+        'still one: in a CPU profile the commit is about a sixth of a create (~100 µs; a bare better-sqlite3',
+        'insert on this disk costs 50 µs with its own commit and 9 µs inside a shared one). Grouping several',
+        'requests per commit (committing at the end of the event-loop turn) was tried: +17% req/s, but every',
+        'answer and streamed event then came after timers already queued, and a test stepping a manual clock',
+        'once per turn saw events one step late (slow_agent\'s first word at 2050 ms, not 2000); fidelity won.',
+        'Then SQLite executing the statements (about a sixth: the deployment and its first revision with five',
+        'indexes, and `settle()`\'s status updates: every revision steps six times in the following seconds,',
+        'each an UPDATE and a `revision_steps` row from a trigger), `settle()`\'s queries, reading the new',
+        'deployment back through the view, the name check, the JSON parser, validation and the serializer.',
+        'The bare route writes nothing. 0.35× leaves about 190 µs of CPU per create, less than the commit and',
+        'the inserts alone take here; lazily persisted revision steps (the status is a pure function of the',
+        'anchor and the clock, but the deployment view, the status filter and the in-progress check read the',
+        'stored column) would remove the UPDATEs, not the floor. Not done this session.',
       ].join('\n')
     case 'startupEmbedded': {
       const s = results.startup
@@ -110,7 +115,7 @@ export function analysis(key, results) {
         'it), 3 checkpoints, 3 run events, the thread\'s state and status updates, the run row and its status.',
         'Counted in process, one run at a time, they take about 1.6 ms of SQLite time; the graph engine, the',
         'stream modes and the SSE writes come on top. The bare app writes the same frames from memory. Group',
-        'commit folded the commits (about 2 per run) into one per turn; the statements themselves remain.',
+        'commit folded the commits (about 2 per run) into fewer; the statements themselves remain.',
         'Reaching 0.5× needs the per-run writes cut to a few (e.g. the protocol log and run events written',
         'once per run step as one row each) — a storage change not made this session.',
       ].join('\n')
@@ -134,6 +139,16 @@ export function analysis(key, results) {
       ].join('\n')
     }
     default:
+      if (key.startsWith('protocol-sse')) {
+        return [
+          'Each SSE subscriber follows the thread through its own async generator (src/agent/thread-log.ts',
+          '`follow`) and writes each event to its chunked response as it comes: a few promise hops and one',
+          'write (a system call) per event per stream. The followers share one read of the log and each row\'s',
+          'envelope, and take turns per event. The WebSocket path, which was the slower one (11.6× at 1,000),',
+          'now sends each event to every socket before the next and meets the target; the SSE path was not',
+          'profiled further this session.',
+        ].join('\n')
+      }
       return undefined
   }
 }
