@@ -213,7 +213,10 @@ function wire({ config, clock, log, startedAt, fixtures, engine, db, agentUsers 
   const runTraces = new RunTraces({ runs, threads, feedback, projects: tracingProjects, clock })
   const openStreams = new OpenStreams()
   stateful.register({ shutdown: () => openStreams.close(STREAM_CLOSE_GRACE_MS) })
-  const threadLog = new ThreadLog({ events: new ThreadEventRepository(db), threads, clock })
+  const threadLog = new ThreadLog({
+    events: new ThreadEventRepository(db), threads, clock,
+    commits: commits && { durable, onCommitted: (listener) => commits.onSettled(listener) },
+  })
   // A run that named a webhook has it called when it ends; every attempt is journaled and announced.
   const webhooks = new WebhookDelivery({
     clock, log, userAgent: `hangar/${VERSION}`,

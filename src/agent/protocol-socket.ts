@@ -12,7 +12,7 @@ import type { ThreadEventRow } from '../store/thread-events.js'
 import type {
   CommandContext, CurrentRun, ProtocolAnswer, ProtocolCommand, ProtocolCommands, SubscribeResult, Subscriptions,
 } from './protocol-commands.js'
-import { type EventFilter, matches, type ThreadLog } from './thread-log.js'
+import { type EventFilter, LogCursor, matches, type ThreadLog } from './thread-log.js'
 
 interface Subscription {
   /** The command that made it (a re-announcement answers under it again). */
@@ -23,7 +23,12 @@ interface Subscription {
 }
 
 export interface SocketSink {
-  send(text: string): void
+  /**
+   * Sends a frame, in order after those before it. `committed`: what the frame reports is
+   * committed (null) or will be once it resolves; left out, the frame waits for whatever is being
+   * written (a command's answer acknowledges its writes).
+   */
+  send(text: string, committed?: Promise<void> | null): void
   /** Bytes queued and not yet written to the client. */
   readonly bufferedAmount: number
   /** Ends the connection (a client that stopped reading). */
@@ -45,8 +50,9 @@ export class ProtocolSocket {
   /** Subscribes heard before the thread had a run: answered when its first run starts. */
   readonly #parked: Subscription[] = []
   /** The last seq this socket has handled. */
-  #cursor: number
-  /** A wake is queued to send the rest of the page. */
+  /** Where this socket is in the thread's log: what it has passed on (or skipped) so far. */
+  readonly #cursor: LogCursor
+  /** A wake is queued to send what the log holds next. */
   #waking = false
   readonly #unwatch: () => void
   #closed = false
@@ -59,7 +65,7 @@ export class ProtocolSocket {
     this.#log = o.log
     this.#context = o.context
     this.#sink = o.sink
-    this.#cursor = o.log.lastSeq(o.context.scope, o.context.threadId)
+    this.#cursor = new LogCursor(o.log, o.context.scope, o.context.threadId, o.log.lastSeq(o.context.scope, o.context.threadId))
     this.#unwatch = o.log.watch(o.context.scope, o.context.threadId, () => this.#wake())
   }
 
@@ -131,7 +137,7 @@ export class ProtocolSocket {
       return null
     }
     // Later events come from the pump, which checks every active subscription.
-    const replay = this.#log.ofRun(current.thread, current.runId).filter((row) => row.seq <= this.#cursor && matches(filter, row.method, this.#log.namespaceOf(row)))
+    const replay = this.#log.ofRun(current.thread, current.runId).filter((row) => row.seq <= this.#cursor.seq && matches(filter, row.method, this.#log.namespaceOf(row)))
     this.#active.push(subscription)
     for (const row of replay) {
       const queued = this.#replay.get(row.seq)
@@ -143,44 +149,33 @@ export class ProtocolSocket {
 
   /** Sends what the thread logged since the cursor, each event once per subscription it matches. */
   #pump(): void {
-    for (;;) {
-      if (this.#closed) return
-      const page = this.#unsent()
-      if (page.length === 0) return
-      for (const row of page) this.#deliver(row)
-    }
+    for (let row = this.#cursor.next(); row && !this.#closed; row = this.#cursor.next()) this.#deliver(row)
   }
 
   /**
    * An append woke this socket: it sends the next event, then lets the other sockets the append
    * woke send theirs before it sends the one after (a microtask later). A thousand sockets on one
-   * thread then all hear of an event before any hears of the next, as they would from a broadcast.
+   * thread then all hear of an event before any hears of the next, as they would from a broadcast,
+   * and read the log together (see LogCursor).
    */
   #wake(): void {
-    if (this.#closed) return
-    const page = this.#unsent()
-    if (page.length === 0) return
-    this.#deliver(page[0])
-    if (page.length > 1 && !this.#waking) {
-      this.#waking = true
-      queueMicrotask(() => {
-        this.#waking = false
-        this.#wake()
-      })
-    }
-  }
-
-  /** What the thread logged since the cursor: the sockets one append wakes share one read, and each row's namespace and envelope. */
-  #unsent(): ThreadEventRow[] {
-    return this.#log.page(this.#context.scope, this.#context.threadId, this.#cursor)
+    if (this.#closed || this.#waking) return
+    const row = this.#cursor.next()
+    if (!row) return
+    this.#deliver(row)
+    this.#waking = true
+    queueMicrotask(() => {
+      this.#waking = false
+      this.#wake()
+    })
   }
 
   #deliver(row: ThreadEventRow): void {
-    this.#cursor = row.seq
     if (isRootRunning(row)) this.#runStarted(row.seq - 1)
     const namespace = this.#log.namespaceOf(row)
     const text = this.#log.envelope(row)
-    for (const subscription of this.#active) if (matches(subscription.filter, row.method, namespace)) this.#send(text)
+    const committed = this.#log.committed(this.#context.scope, this.#context.threadId, row)
+    for (const subscription of this.#active) if (matches(subscription.filter, row.method, namespace)) this.#send(text, committed)
   }
 
   /** A run started: parked subscribes get their answer; the others are announced again under a new id. */
@@ -208,12 +203,12 @@ export class ProtocolSocket {
     this.#send(JSON.stringify(answer))
   }
 
-  #send(text: string): void {
+  #send(text: string, committed?: Promise<void> | null): void {
     if (this.#closed) return
     if (this.#sink.bufferedAmount > MAX_BUFFERED) {
       this.close()
       return this.#sink.terminate()
     }
-    this.#sink.send(text)
+    this.#sink.send(text, committed)
   }
 }

@@ -41,6 +41,12 @@ export interface ThreadLogOptions {
   events: ThreadEventRepository
   threads: ThreadRepository
   clock: Clock
+  /**
+   * Writes commit in groups (Services.durable): null when everything written is committed, else
+   * the promise of the open group's commit; `onCommitted` hears of each group's end. Without them
+   * every row counts as committed once written.
+   */
+  commits?: { durable: () => Promise<void> | null; onCommitted: (listener: () => void) => void }
 }
 
 export class ThreadLog {
@@ -56,9 +62,14 @@ export class ThreadLog {
   /** What is derived from a row, once per row (the rows of a shared page reach every follower). */
   readonly #namespaces = new WeakMap<ThreadEventRow, string[]>()
   readonly #envelopes = new WeakMap<ThreadEventRow, string>()
+  readonly #sseFrames = new WeakMap<ThreadEventRow, string>()
+
+  /** Per thread, the first seq appended in the group of writes still open (cleared as each group ends). */
+  readonly #uncommitted = new Map<string, number>()
 
   constructor(options: ThreadLogOptions) {
     this.#o = options
+    options.commits?.onCommitted(() => this.#uncommitted.clear())
     // Every open stream listens on its thread; many of them are normal, not a leak.
     this.#appended.setMaxListeners(0)
   }
@@ -70,6 +81,7 @@ export class ThreadLog {
     // later rolls back must not have been sent.
     const name = key(scope, thread.thread_id)
     this.#pages.delete(name)
+    if (!this.#uncommitted.has(name) && this.#o.commits?.durable()) this.#uncommitted.set(name, seq)
     // Nobody follows most threads: then there is no one to wake (a follower that comes later reads the log first).
     if (this.#appended.listenerCount(name) > 0) queueMicrotask(() => this.#appended.emit(name))
     return seq
@@ -104,6 +116,23 @@ export class ThreadLog {
     return text
   }
 
+  /**
+   * Null when the row is committed; else the promise of the commit that holds it. A follower sends
+   * a row only once it is committed, and waits only for the group its row is in, not for whatever
+   * the run writes after it.
+   */
+  committed(scope: string, threadId: string, row: ThreadEventRow): Promise<void> | null {
+    const first = this.#uncommitted.get(key(scope, threadId))
+    return first === undefined || row.seq < first ? null : (this.#o.commits?.durable() ?? null)
+  }
+
+  /** The event as an SSE stream writes it (its method as the event name, its seq as the id), made once per row. */
+  sseFrame(row: ThreadEventRow): string {
+    let text = this.#sseFrames.get(row)
+    if (text === undefined) this.#sseFrames.set(row, (text = `event: ${row.method}\ndata: ${this.envelope(row)}\nid: ${row.seq}\n\n`))
+    return text
+  }
+
   /** The row's namespace, parsed once per row. */
   namespaceOf(row: ThreadEventRow): string[] {
     let namespace = this.#namespaces.get(row)
@@ -130,46 +159,48 @@ export class ThreadLog {
   get followers(): number {
     return this.#appended.eventNames().reduce((n, name) => n + this.#appended.listenerCount(name), 0)
   }
-
-  /**
-   * The thread's events after `since` that pass `filter`, oldest first, then live ones as they are
-   * appended, until `signal` aborts. Never ends by itself: a thread's log can always grow.
-   */
-  async *follow(scope: string, threadId: string, filter: EventFilter, since: number, signal: AbortSignal): AsyncGenerator<ThreadEventRow> {
-    let unread = true
-    let wake: (() => void) | undefined
-    const onAppend = () => {
-      unread = true
-      wake?.()
-    }
-    const onAbort = () => wake?.()
-    const unwatch = this.watch(scope, threadId, onAppend)
-    signal.addEventListener('abort', onAbort)
-    try {
-      let last = since
-      while (!signal.aborted) {
-        if (!unread) {
-          await new Promise<void>((resolve) => (wake = resolve))
-          wake = undefined
-          continue
-        }
-        unread = false
-        const page = this.page(scope, threadId, last)
-        for (const row of page) {
-          last = row.seq
-          if (matches(filter, row.method, this.namespaceOf(row))) yield row
-          if (signal.aborted) return
-        }
-        if (page.length === PAGE) unread = true
-      }
-    } finally {
-      unwatch()
-      signal.removeEventListener('abort', onAbort)
-    }
-  }
 }
 
 const key = (scope: string, threadId: string) => `${scope}\u0000${threadId}`
+
+/**
+ * A follower's place in a thread's log: `next()` hands out the rows after it one at a time, reading
+ * a page at a time (the page another follower at the same place just read, when there is one).
+ * Followers woken by one append that each take one row per turn stay at the same place, so a
+ * thousand of them read the log once per page, not once each.
+ */
+export class LogCursor {
+  readonly #log: ThreadLog
+  readonly #scope: string
+  readonly #threadId: string
+  #rows: ThreadEventRow[] = []
+  #at = 0
+  /** The seq of the last row handed out (or where the follower started). */
+  seq: number
+
+  constructor(log: ThreadLog, scope: string, threadId: string, since: number) {
+    this.#log = log
+    this.#scope = scope
+    this.#threadId = threadId
+    this.seq = since
+  }
+
+  /** The next row after `seq` (which moves to it), or undefined when the log holds nothing more yet. */
+  next(): ThreadEventRow | undefined {
+    for (;;) {
+      while (this.#at < this.#rows.length) {
+        const row = this.#rows[this.#at++]
+        if (row.seq > this.seq) {
+          this.seq = row.seq
+          return row
+        }
+      }
+      this.#rows = this.#log.page(this.#scope, this.#threadId, this.seq)
+      this.#at = 0
+      if (this.#rows.length === 0) return undefined
+    }
+  }
+}
 
 /** The event as the protocol sends it, as JSON text (the stored JSON is spliced in, not parsed again). */
 function envelope(row: ThreadEventRow): string {

@@ -7,11 +7,12 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { WebSocket } from 'ws'
 import type { CommandContext, ProtocolCommands } from '../agent/protocol-commands.js'
-import { ProtocolSocket } from '../agent/protocol-socket.js'
+import { ProtocolSocket, type SocketSink } from '../agent/protocol-socket.js'
 import type { EventFilter, ThreadLog } from '../agent/thread-log.js'
 import type { Config } from '../config.js'
 import { NotFound } from '../domain/errors.js'
 import { requestContext } from './request-context.js'
+import { streamLog } from '../sse/follow-log.js'
 import { type OpenStreams, SseWriter } from '../sse/writer.js'
 import { COMMAND_SCHEMA, EVENT_FILTER_SCHEMA, zodErrorBody, zodIssues, type ZodObject } from '../validation/zod-issues.js'
 
@@ -49,13 +50,27 @@ function readBody(request: FastifyRequest, schema: ZodObject): Record<string, un
 }
 
 /**
- * Sends a frame once what it reports is committed; frames keep their order (a later one waits on the
- * same commit, or none). A commit that failed cuts the socket: what it reported is gone.
+ * A protocol socket's way out: a frame leaves once what it reports is committed (an event: its own
+ * row; an answer: whatever is being written), and after every frame before it. A commit that
+ * failed cuts the socket: what it reported is gone.
  */
-function sendDurably(socket: WebSocket, text: string, durable: () => Promise<void> | null): void {
-  const committed = durable()
-  if (!committed) socket.send(text)
-  else committed.then(() => socket.send(text), () => socket.terminate())
+function durableSink(socket: WebSocket, durable: () => Promise<void> | null): SocketSink {
+  /** The last frame still waiting, when one is. */
+  let tail: Promise<void> | null = null
+  return {
+    send(text, committed = durable()) {
+      if (tail === null && committed === null) return socket.send(text)
+      const next = (tail ?? Promise.resolve()).then(() => committed ?? undefined).then(() => socket.send(text))
+      tail = next
+      next.then(() => {
+        if (tail === next) tail = null
+      }, () => socket.terminate())
+    },
+    get bufferedAmount() {
+      return socket.bufferedAmount
+    },
+    terminate: () => socket.terminate(),
+  }
 }
 
 const plainNotFound = (reply: FastifyReply, error: NotFound) => reply.code(404).type('text/plain;charset=UTF-8').send(error.message)
@@ -95,14 +110,14 @@ export const protocolRoutes: FastifyPluginAsyncTypebox<ProtocolRoutesOptions> = 
     }
     reply.hijack()
     // No heartbeats: the real server sends none on this stream.
-    const writer = new SseWriter(reply.raw, { heartbeatMs: 0, headers: reply.getHeaders() as Record<string, string>, durable: options.durable })
+    // Each event waits for its own row's commit (streamLog), not for everything being written.
+    const writer = new SseWriter(reply.raw, { heartbeatMs: 0, headers: reply.getHeaders() as Record<string, string> })
     options.openStreams.track(writer)
     // The stream never ends by itself (a thread's log can always grow): shutdown ends it at once.
     const until = AbortSignal.any([writer.signal, options.openStreams.closing])
     try {
-      for await (const row of threadLog.follow(request.agentScope, request.params.thread_id, filter, (body.since as number | undefined) ?? 0, until)) {
-        if (!(await writer.sendFrame(`event: ${row.method}\ndata: ${threadLog.envelope(row)}\nid: ${row.seq}\n\n`))) break
-      }
+      const since = (body.since as number | undefined) ?? 0
+      await streamLog(writer, threadLog, { scope: request.agentScope, threadId: request.params.thread_id, filter, since, until })
     } finally {
       writer.close()
     }
@@ -119,7 +134,7 @@ export const protocolRoutes: FastifyPluginAsyncTypebox<ProtocolRoutesOptions> = 
         commands,
         log: threadLog,
         context: context(request),
-        sink: { send: (text) => sendDurably(socket, text, options.durable), get bufferedAmount() { return socket.bufferedAmount }, terminate: () => socket.terminate() },
+        sink: durableSink(socket, options.durable),
       })
       // Binary frames are read as UTF-8 text too, as the real server reads them.
       socket.on('message', (data: Buffer) => session.receive(data.toString('utf8')))

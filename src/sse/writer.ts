@@ -75,6 +75,18 @@ export class SseWriter {
     return this.sendFrame(frame(event))
   }
 
+  /**
+   * Writes one event already in its wire form at once when nothing stands in the way (true, or
+   * false once the client is gone); else the promise `sendFrame` gives (waiting for a commit or a
+   * full socket to drain). For a caller that writes to many streams in one turn: no promise per event.
+   */
+  sendFrameNow(text: string): boolean | Promise<boolean> {
+    if (this.#durable?.()) return this.sendFrame(text)
+    if (!this.open) return false
+    if (this.#write(text)) return true
+    return this.#drain()
+  }
+
   /** Writes one event already in its wire form (see `send`). */
   async sendFrame(text: string): Promise<boolean> {
     const committed = this.#durable?.()
@@ -88,7 +100,24 @@ export class SseWriter {
       }
     }
     if (!this.open) return false
-    if (this.#raw.write(text)) return true
+    if (this.#write(text)) return true
+    return this.#drain()
+  }
+
+  /**
+   * Writes and sends at once. Node corks the socket for a chunked write and uncorks it on the next
+   * tick, which comes only once the microtask queue is empty: events a run emits in one long chain
+   * of promises would all leave together at its end. Uncorking here sends each as it is written.
+   */
+  #write(text: string): boolean {
+    const ok = this.#raw.write(text)
+    const socket = this.#raw.socket
+    if (socket && socket.writableCorked > 0) socket.uncork()
+    return ok
+  }
+
+  /** Waits for the socket to drain after a write that filled it: true once it has, false if the client left. */
+  async #drain(): Promise<boolean> {
     this.#draining = true
     try {
       await once(this.#raw, 'drain', { signal: this.#controller.signal })

@@ -55,6 +55,7 @@ export class GroupCommit {
   #batch: Batch | undefined
   /** Writes so far (a commit waits until a microtask passes without one). */
   #writes = 0
+  readonly #settledListeners: (() => void)[] = []
   /** How many transaction functions are running (their savepoints must not be committed under them). */
   #depth = 0
 
@@ -120,6 +121,7 @@ export class GroupCommit {
       if (this.#db.inTransaction) return
       // SQLite ended the transaction itself (an I/O error, a full disk): what it held is gone.
       this.#batch = undefined
+      this.#settled()
       batch.settle(new Error('the database rolled back a transaction (see the error before this one)'))
     }
     if (!this.#db.open || this.#db.inTransaction) return
@@ -142,16 +144,28 @@ export class GroupCommit {
     if (!batch) return
     this.#batch = undefined
     if (!this.#db.open || !this.#db.inTransaction) {
+      this.#settled()
       batch.settle(new Error('the database rolled back a transaction (see the error before this one)'))
       return
     }
     try {
       this.#commit()
+      this.#settled()
       batch.settle(null)
     } catch (error) {
       if (this.#db.inTransaction) this.#rollback()
+      this.#settled()
       batch.settle(error as Error)
     }
+  }
+
+  /** Calls `listener` each time a group ends (committed, or lost), before its waiters hear of it. */
+  onSettled(listener: () => void): void {
+    this.#settledListeners.push(listener)
+  }
+
+  #settled(): void {
+    for (const listener of this.#settledListeners) listener()
   }
 
   /**
