@@ -155,7 +155,7 @@ export function startupBreakdown(r) {
     ['import config.js (TypeBox settings schema)', fmt(h.importConfig - h.entry), ''],
     ['import app.js and every module (hangar) / fastify (bare)', fmt(h.importApp - (h.importConfig ?? h.entry)), fmt(b.importApp - b.entry)],
     ['buildApp() (database, migrations, fixtures, seeding) / Fastify()', fmt(h.buildApp - h.importApp), fmt(b.buildApp - b.importApp)],
-    ['app.ready() (plugins, routes, schema compilation)', fmt(h.ready - h.buildApp), fmt(b.ready - b.buildApp)],
+    ['app.ready() (plugins, routes)', fmt(h.ready - h.buildApp), fmt(b.ready - b.buildApp)],
     ['listen()', fmt(h.listen - h.ready), fmt(b.listen - b.ready)],
     ['total in process', fmt(h.listen), fmt(b.listen)],
   ])

@@ -16,15 +16,24 @@ const METHODS: HTTPMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 
  * learns the routes as they are added).
  */
 export function installStarletteRouting(app: FastifyInstance) {
-  const routes = FindMyWay({ ignoreTrailingSlash: false, maxParamLength: MAX_PARAM_LENGTH })
+  // The routes are only learnt here; the router that matches a path against them is built when the
+  // first request matches no route (registering ~300 routes in a second router is a tenth of start-up).
+  const learnt: [HTTPMethod, string][] = []
+  let router: ReturnType<typeof FindMyWay> | undefined
   app.addHook('onRoute', (route) => {
     // CORS preflight answers OPTIONS on every path; it says nothing about which methods a path has.
     if (route.url.includes('*')) return
     const methods = Array.isArray(route.method) ? route.method : [route.method]
-    for (const method of methods as HTTPMethod[]) {
-      if (!routes.hasRoute(method, route.url)) routes.on(method, route.url, () => {})
-    }
+    for (const method of methods as HTTPMethod[]) learnt.push([method, route.url])
+    router = undefined
   })
+  const routes = () => {
+    if (router === undefined) {
+      router = FindMyWay({ ignoreTrailingSlash: false, maxParamLength: MAX_PARAM_LENGTH })
+      for (const [method, url] of learnt) if (!router.hasRoute(method, url)) router.on(method, url, () => {})
+    }
+    return router
+  }
 
   // Routing happens before any hook; an empty segment must fall through to "no route" before auth
   // runs. An OPTIONS that is not a CORS preflight (Origin and Access-Control-Request-Method) is an
@@ -37,7 +46,7 @@ export function installStarletteRouting(app: FastifyInstance) {
   app.setNotFoundHandler((request, reply) => {
     const [path, query] = splitUrl(request.url)
     const matches = (method: HTTPMethod, url: string) => {
-      const found = routes.find(method, url)
+      const found = routes().find(method, url)
       return found !== null && !hasEmptyParam(found.params)
     }
     const allowed = METHODS.filter((method) => matches(method, path))

@@ -52,7 +52,7 @@ async function serve() {
     await app.close()
   })
 
-  // Routes and their schemas are compiled here; a failure is a bug of hangar's, reported with its stack.
+  // Plugins and routes are registered here; a failure is a bug of hangar's, reported with its stack.
   await app.ready()
   try {
     await app.listen({ port: loaded.config.port, host: loaded.config.host })

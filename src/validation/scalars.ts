@@ -36,7 +36,7 @@ export function string(schema: TSchema, where: string): Check {
 /**
  * pydantic matches a pattern with Rust's `regex` crate, searching anywhere in the string (anchor
  * with `^…$`). JavaScript's Unicode mode reads the patterns hangar's schemas use the same way; a
- * pattern it cannot compile stops start-up.
+ * pattern it cannot compile fails its route's validator when compiled (at the route's first request).
  */
 function compilePattern(pattern: string, where: string): RegExp {
   try {
