@@ -4,7 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import cors from '@fastify/cors'
 import websocket from '@fastify/websocket'
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { DEPLOYED_AGENT_PREFIX } from './agent/paths.js'
+import { copies, routeUrl, serveCopy } from './copies.js'
 import type { ThreadLog } from './agent/thread-log.js'
 import type { WebhookDelivery } from './agent/webhook-delivery.js'
 import type { EventBus } from './admin/bus.js'
@@ -73,8 +73,6 @@ export interface EmulatorParts {
 
 export type App = FastifyInstance & { readonly clock: Clock; readonly config: Config; readonly emulator: EmulatorParts }
 
-/** The control plane, served at the root and again under `/api-host` (self-hosted installs). */
-const CONTROL_PLANE_PREFIXES = ['', '/api-host']
 /** The largest command frame a protocol WebSocket accepts (bigger ones close the socket with 1009). */
 const MAX_SOCKET_FRAME = 1024 * 1024
 /** The tracing service's feedback API, under /api/v1 and (for its SDKs) without it. */
@@ -90,7 +88,7 @@ export function buildApp(options: AppOptions = {}): App {
     bodyLimit: config.bodyLimit,
     exposeHeadRoutes: false,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
-    rewriteUrl: (request) => lenientUrl(request.url ?? '/'),
+    rewriteUrl: (raw) => routeUrl(raw, lenientUrl(raw.url ?? '/')),
     frameworkErrors,
     clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>()
@@ -127,12 +125,17 @@ export function buildApp(options: AppOptions = {}): App {
       exposedHeaders: ['content-location', 'location', 'x-pagination-total', 'x-pagination-next'],
     })
   }
+  // The control plane under /api-host and each deployment's agent server under its prefix, routed as their root paths.
+  app.register(copies, { admit: (id, workspace) => services.deployedAgents.admit(id, workspace) })
   // The session protocol's WebSocket (a thread's events and commands on one socket).
   app.register(websocket, { options: { maxPayload: MAX_SOCKET_FRAME } })
   app.register(ticker, { every: config.tickMs, tick: () => services.deployments.settle() })
 
   app.register(openapiDocument, { securitySchemes: securitySchemes(config) })
-  app.register(systemRoutes)
+  app.register(async (scope) => {
+    serveCopy(scope, 'deployed')
+    scope.register(systemRoutes)
+  })
   app.register(openapiRoute)
 
   // The control plane and the Auth Service; a workspace is seeded the first time a request names it.
@@ -154,21 +157,23 @@ export function buildApp(options: AppOptions = {}): App {
     scope.register(authFlowRoutes, services)
     scope.register(authTokenRoutes, services)
   }
-  for (const prefix of CONTROL_PLANE_PREFIXES) {
-    app.register(async (copy) => {
-      if (prefix !== '') leaveOutOfDocs(copy)
-      copy.register(controlPlane)
-      copy.register(authService)
-      // Where a browser lands from the provider: no credentials, the OAuth state authorizes.
-      copy.register(oauthCallbackRoutes, services)
-      // Where a signed upload URL points (Cloud Storage's part): the URL itself authorizes.
-      copy.register(signedUploadRoutes, services)
-    }, { prefix })
-  }
+  // Served at the root and again under /api-host (self-hosted installs), as one set of routes (copies.ts).
+  app.register(async (scope) => {
+    serveCopy(scope, 'api-host')
+    scope.register(controlPlane)
+    scope.register(authService)
+    // Where a browser lands from the provider: no credentials, the OAuth state authorizes.
+    scope.register(oauthCallbackRoutes, services)
+    // Where a signed upload URL points (Cloud Storage's part): the URL itself authorizes.
+    scope.register(signedUploadRoutes, services)
+  })
   app.register(oauthConsentRoutes, services)
 
-  // One agent server's routes; which data they serve is the request's `agentScope`.
-  const agentServer: FastifyPluginAsyncTypebox = async (scope) => {
+  // The agent server, at the root paths where a frontend developer points the SDK, and again as
+  // each deployment's own once a revision of it is DEPLOYED (its response's `url`, copies.ts).
+  // Which data a request reaches is its `agentScope`: '' at the root, the deployment's under its prefix.
+  app.register(async (scope) => {
+    serveCopy(scope, 'deployed')
     scope.register(agentMetaRoutes, services)
     scope.register(async (gated) => {
       gated.addHook('onRequest', agentServerAuth(config, services.agentUsers))
@@ -188,20 +193,7 @@ export function buildApp(options: AppOptions = {}): App {
       gated.register(a2aRoutes, services)
       gated.register(mcpRoutes, services)
     })
-  }
-  // The agent server at the root paths, where a frontend developer points the SDK...
-  app.register(agentServer)
-  // ...and the one each deployment serves once a revision of it is DEPLOYED: its response's `url`.
-  app.register(async (scope) => {
-    leaveOutOfDocs(scope)
-    scope.addHook('onRequest', async (request) => {
-      const { deployment_id: id } = request.params as { deployment_id: string }
-      const workspace = request.headers['x-tenant-id']
-      request.agentScope = services.deployedAgents.admit(id, typeof workspace === 'string' ? workspace : undefined)
-    })
-    scope.register(systemRoutes)
-    await scope.register(agentServer)
-  }, { prefix: DEPLOYED_AGENT_PREFIX })
+  })
 
   // The emulator's own control plane, and the inspector page (static files holding no data, so
   // outside the admin token's gate; it reads through the APIs).

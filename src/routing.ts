@@ -3,8 +3,9 @@
 // length, and uvicorn's plain 400 for what is not HTTP at all.
 
 import type { Socket } from 'node:net'
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import FindMyWay, { type HTTPMethod } from 'find-my-way'
+import { clientUrl, copyPatterns } from './copies.js'
 import { ApiError, phrase, sendError } from './errors.js'
 
 const METHODS: HTTPMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']
@@ -18,19 +19,22 @@ const METHODS: HTTPMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 
 export function installStarletteRouting(app: FastifyInstance) {
   // The routes are only learnt here; the router that matches a path against them is built when the
   // first request matches no route (registering ~300 routes in a second router is a tenth of start-up).
-  const learnt: [HTTPMethod, string][] = []
+  const learnt: RouteOptions[] = []
   let router: ReturnType<typeof FindMyWay> | undefined
   app.addHook('onRoute', (route) => {
     // CORS preflight answers OPTIONS on every path; it says nothing about which methods a path has.
-    if (route.url.includes('*')) return
-    const methods = Array.isArray(route.method) ? route.method : [route.method]
-    for (const method of methods as HTTPMethod[]) learnt.push([method, route.url])
+    if (!route.url.includes('*')) learnt.push(route)
     router = undefined
   })
   const routes = () => {
     if (router === undefined) {
       router = FindMyWay({ ignoreTrailingSlash: false, maxParamLength: MAX_PARAM_LENGTH })
-      for (const [method, url] of learnt) if (!router.hasRoute(method, url)) router.on(method, url, () => {})
+      for (const route of learnt) {
+        // A route's copies under a second prefix (copies.ts) are known by now: the scopes' hooks have run.
+        for (const url of [route.url, ...copyPatterns(route.url, route.config?.copies)]) {
+          for (const method of [route.method].flat() as HTTPMethod[]) if (!router.hasRoute(method, url)) router.on(method, url, () => {})
+        }
+      }
     }
     return router
   }
@@ -44,7 +48,8 @@ export function installStarletteRouting(app: FastifyInstance) {
     done()
   })
   app.setNotFoundHandler((request, reply) => {
-    const [path, query] = splitUrl(request.url)
+    // The path the client sent: a copy's 307 keeps its prefix, and only routes served under it count.
+    const [path, query] = splitUrl(clientUrl(request))
     const matches = (method: HTTPMethod, url: string) => {
       const found = routes().find(method, url)
       return found !== null && !hasEmptyParam(found.params)

@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } fr
 import type { Clock } from '../clock.js'
 import { RuleViolation } from '../domain/errors.js'
 import { ApiError, phrase } from '../errors.js'
+import { clientUrl } from '../copies.js'
 
 export const FAULT_METHODS = ['*', 'GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const
 export type FaultMethod = (typeof FAULT_METHODS)[number]
@@ -288,7 +289,7 @@ export function installFaults(app: FastifyInstance, faults: FaultInjector, clock
 
   /** What a request meets when a fault rule is installed: latency, then an error status, or nothing. */
   const apply = async (request: FastifyRequest, reply: FastifyReply, payload: RequestPayload) => {
-    const path = pathOf(request.url)
+    const path = pathOf(clientUrl(request))
     if (options.exclude(path)) return payload
     const outcome = faults.matchRequest(request, path)
     if (outcome === undefined) return payload

@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Clock } from '../clock.js'
 import { globToRegExp } from './faults.js'
 import { redactHeaders, redactQuery, renderBody, type HeaderMap } from './redaction.js'
+import { clientUrl } from '../copies.js'
 
 export type { HeaderMap } from './redaction.js'
 
@@ -284,7 +285,7 @@ export function installJournal(app: FastifyInstance, journal: RequestJournal, cl
   const pending = new WeakMap<FastifyRequest, Pending>()
 
   const record = (request: FastifyRequest, reply: FastifyReply) => {
-    const [path, query] = splitUrl(request.url)
+    const [path, query] = splitUrl(clientUrl(request))
     let state = pending.get(request)
     if (state === undefined) {
       // Answered before our onRequest hook ran (an earlier hook replied): still worth recording.
@@ -312,7 +313,7 @@ export function installJournal(app: FastifyInstance, journal: RequestJournal, cl
   }
 
   app.addHook('onRequest', (request, reply, done) => {
-    if (options.exclude(splitUrl(request.url)[0])) return done()
+    if (options.exclude(splitUrl(clientUrl(request))[0])) return done()
     pending.set(request, { started: performance.now(), time: clock.now(), recorded: false })
     reply.raw.once('close', () => record(request, reply))
     done()

@@ -13,6 +13,7 @@ import { requestContext } from './request-context.js'
 import { AnyDict, errorResponses } from '../schemas/common.js'
 import { SseWriter, type OpenStreams } from '../sse/writer.js'
 import { UnparsableBody } from '../validation/request.js'
+import { clientUrl } from '../copies.js'
 
 export interface A2ARoutesOptions {
   a2a: A2AEndpoint
@@ -54,7 +55,8 @@ export const a2aRoutes: FastifyPluginAsyncTypebox<A2ARoutesOptions> = async (app
     },
   }, async (request) => {
     // The endpoint is served beside the card: under a deployment's prefix when the card is.
-    const prefix = request.url.slice(0, request.url.indexOf(CARD_PATH))
+    const url = clientUrl(request)
+    const prefix = url.slice(0, url.indexOf(CARD_PATH))
     return a2a.card(request.agentScope, request.query.assistant_id, `${publicBase(request, config.publicUrl)}${prefix}`)
   })
 

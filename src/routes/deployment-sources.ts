@@ -9,6 +9,7 @@ import { publicBase } from '../public-url.js'
 import { errorResponses } from '../schemas/common.js'
 import { PushToken, UploadUrl } from '../schemas/deployment-sources.js'
 import { DeploymentParams } from '../schemas/deployments.js'
+import { clientUrl } from '../copies.js'
 
 export interface DeploymentSourceRoutesOptions {
   sourceUploads: SourceUploads
@@ -27,8 +28,8 @@ export const deploymentSourceRoutes: FastifyPluginAsyncTypebox<DeploymentSourceR
     },
   }, async (request) => {
     // The URL is served under the prefix the request came by (a proxy that forwards only /api-host reaches it too).
-    const route = request.routeOptions.url ?? ''
-    const base = publicBase(request, config.publicUrl) + route.slice(0, route.indexOf('/v2/'))
+    const path = clientUrl(request)
+    const base = publicBase(request, config.publicUrl) + path.slice(0, path.indexOf('/v2/'))
     return sourceUploads.issueUploadUrl(request.tenantId, request.params.deployment_id, base)
   })
 
