@@ -24,7 +24,7 @@ type LockedDb = Db & { [LOCK]?: DatabaseLock }
  * database or was written by a newer hangar: each throws a DatabaseError.
  */
 export function openDatabase(path: string): Db {
-  if (path === ':memory:') return prepare(new Database(migratedImage()))
+  if (path === ':memory:') return prepare(new Database(SchemaImage.get()))
   createDirectories(path)
   let lock: DatabaseLock | undefined
   let db: Db | undefined
@@ -51,15 +51,18 @@ export function openDatabase(path: string): Db {
  * starts from a copy of it instead of running the migrations again (most of what a test suite
  * paid per hangar for its database). Made once per process.
  */
-let emptyImage: Buffer | undefined
-function migratedImage(): Buffer {
-  if (emptyImage === undefined) {
-    const db = new Database(':memory:')
-    migrate(db)
-    emptyImage = db.serialize()
-    db.close()
+class SchemaImage {
+  static #image: Buffer | undefined
+
+  static get(): Buffer {
+    if (SchemaImage.#image === undefined) {
+      const db = new Database(':memory:')
+      migrate(db)
+      SchemaImage.#image = db.serialize()
+      db.close()
+    }
+    return SchemaImage.#image
   }
-  return emptyImage
 }
 
 const holder = (pid: number | undefined): string =>

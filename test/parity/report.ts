@@ -10,6 +10,8 @@ import { basename, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { buildApp } from '../../src/app.js'
 import { Clock } from '../../src/clock.js'
+import type { RouteOptions } from 'fastify'
+import { copyPatterns } from '../../src/copies.js'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 export const PARITY_PAGE = join(ROOT, 'docs', 'parity.md')
@@ -114,12 +116,19 @@ const shape = (path: string) => path.replace(/\{[^}]+\}/g, '{}').replace(/:[^/]+
 /** Every route hangar registers (method and path with `{}` for each parameter), read from the app itself. */
 async function servedRoutes(): Promise<Set<string>> {
   const app = buildApp({ clock: Clock.manual(Date.UTC(2025, 0, 1)), config: { db: ':memory:', logLevel: 'silent' } })
-  const routes = new Set<string>()
+  const registered: RouteOptions[] = []
   app.addHook('onRoute', (route) => {
-    for (const method of [route.method].flat()) routes.add(`${method.toUpperCase()} ${shape(route.url)}`)
+    registered.push(route)
   })
   await app.ready()
   await app.close()
+  // A route is also served under the second prefixes it declares (src/copies.ts), known once every scope's hooks ran.
+  const routes = new Set<string>()
+  for (const route of registered) {
+    for (const url of [route.url, ...copyPatterns(route.url, route.config?.copies)]) {
+      for (const method of [route.method].flat()) routes.add(`${method.toUpperCase()} ${shape(url)}`)
+    }
+  }
   return routes
 }
 
