@@ -452,6 +452,8 @@ t.test('a reader too slow for a run\'s output holds the server to a small buffer
 t.test('a slow reader that leaves while the server waits for it to drain frees its stream at once; the log stays whole', async (t) => {
   const heartbeats = watchHeartbeatTimers(t)
   const s = await serve(t, { heartbeatMs: HEARTBEAT_MS })
+  // An earlier test's server may still be in its last close callback (its close() resolves a phase before).
+  await until(() => activeResources().TCPServerWrap === 1, 'only this test\'s server is left')
   const baseline = activeResources()
   const { c, res, run } = await stalledReader(s)
   t.equal(heartbeats.live.size, 1, 'the stalled stream has its heartbeat timer')
