@@ -138,6 +138,14 @@ export class GroupCommit {
     queueMicrotask(quiet)
   }
 
+  /**
+   * How many writes were begun on this connection so far: it moves whenever anything may have been
+   * written (a statement that writes, `exec`, a transaction function), even if nothing changed.
+   */
+  get writes(): number {
+    return this.#writes
+  }
+
   /** Commits the open transaction now (before a pragma, at close; otherwise once writing stops). */
   commit(): void {
     const batch = this.#batch

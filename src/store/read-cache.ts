@@ -1,10 +1,12 @@
 import type { Db } from './db.js'
+import { GroupCommit } from './group-commit.js'
 
 /**
- * Answers computed from the database, kept until any row changes. SQLite counts every row its
- * connection inserts, updates or deletes (`total_changes()`); while that count stands still, an
- * answer computed from the database is still the answer. A count that moved (anything written,
- * in any table, even a rolled-back write) drops every entry, so nothing stale is ever served.
+ * Answers computed from the database, kept until anything is written. The connection's group
+ * commit counts every write begun on it (`GroupCommit.writes`; without one, SQLite's count of rows
+ * changed, `total_changes()`, which costs a query); while that count stands still, an answer
+ * computed from the database is still the answer. A count that moved (anything written, in any
+ * table, even a rolled-back write) drops every entry, so nothing stale is ever served.
  *
  * Dashboards and CI scripts poll the same few reads; this spares each poll the query, the row
  * decoding and the serialization.
@@ -16,8 +18,13 @@ export class ReadCache<V> {
   #version = -1
 
   constructor(db: Db, capacity = 256) {
-    const statement = db.prepare<[], number>('SELECT total_changes()').pluck()
-    this.#changes = () => statement.get()!
+    const group = GroupCommit.of(db)
+    if (group) {
+      this.#changes = () => group.writes
+    } else {
+      const statement = db.prepare<[], number>('SELECT total_changes()').pluck()
+      this.#changes = () => statement.get()!
+    }
     this.#capacity = capacity
   }
 

@@ -6,7 +6,7 @@ import type { TSchema } from '@sinclair/typebox'
 import { err, fail, INVALID, plural, type Check } from './check.js'
 import { readDatetime } from './datetime.js'
 import { UnsupportedSchemaError } from './keywords.js'
-import { parseUuid } from './uuid.js'
+import { isCanonicalUuid, parseUuid } from './uuid.js'
 
 /** `str` with `min_length`, `max_length` and `pattern`, checked in pydantic-core's order. */
 export function string(schema: TSchema, where: string): Check {
@@ -48,6 +48,8 @@ function compilePattern(pattern: string, where: string): RegExp {
 
 export const uuid: Check = (input, loc, errors) => {
   if (typeof input !== 'string') return fail(errors, err('uuid_type', loc, 'UUID input should be a string, bytes or UUID object', input))
+  // Every request naming a resource passes here, nearly always with the canonical form: nothing to parse.
+  if (isCanonicalUuid(input)) return input
   const parsed = parseUuid(input)
   if (parsed.ok) return parsed.value
   return fail(errors, err('uuid_parsing', loc, `Input should be a valid UUID, ${parsed.error}`, input, { error: parsed.error }))

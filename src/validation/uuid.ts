@@ -8,9 +8,14 @@
 export type UuidResult = { ok: true, value: string } | { ok: false, error: string }
 
 const URN_PREFIX = 'urn:uuid:'
+/** Lowercase hyphenated: the form `value` is given in. */
+const CANONICAL = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 /** Index of the first character of each group in a hyphenated UUID. */
 const GROUP_STARTS = [0, 9, 14, 19, 24] as const
 const GROUP_LENGTHS = [8, 4, 4, 4, 12] as const
+
+/** Whether `input` is already lowercase hyphenated: the form clients send, and the one `value` is given in. */
+export const isCanonicalUuid = (input: string): boolean => CANONICAL.test(input)
 
 /**
  * Accepts the hyphenated (`8-4-4-4-12`), simple (32 hex digits), braced (`{hyphenated}`) and URN
