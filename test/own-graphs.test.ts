@@ -1,7 +1,8 @@
 // A user's own scenario graphs (`--graphs` / HANGAR_GRAPHS): served next to the shipped graphs,
 // each with its system assistant; one with a shipped graph's id replaces that graph.
 
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import t from 'tap'
 import { Client } from '@langchain/langgraph-sdk'
 import { API_KEY, runClockUntil, serveApp, SHIPPED_GRAPHS } from './helpers.js'
@@ -50,4 +51,25 @@ t.test('the cookbook example of docs/graphs.md ("Your own graphs") loads and ans
   }
   t.equal(await ask('my invoice is wrong'), 'I have passed your question about my invoice is wrong to billing.')
   t.equal(await ask('opening hours'), 'Thanks! Here is what I know about opening hours.')
+})
+
+t.test('a graph file edited between two hangars of one process is read again by the second (parses are kept per file text)', async (t) => {
+  const graph = (text: string) => JSON.stringify({
+    graph_id: 'support_bot',
+    state: { messages: 'messages' },
+    nodes: [{ name: 'answer', steps: [{ reply: { text } }] }],
+  })
+  const dir = t.testdir({ 'support_bot.json': graph('First version.') })
+  const answer = async () => {
+    const { base, app } = await serveApp(t, { graphs: dir })
+    const client = new Client({ apiUrl: base, apiKey: API_KEY })
+    const thread = await client.threads.create()
+    const values = await client.runs.wait(thread.thread_id, 'support_bot', { input: { messages: [{ type: 'human', content: 'hi' }] } }) as { messages: { content: string }[] }
+    await app.close()
+    return values.messages.at(-1)!.content
+  }
+  t.equal(await answer(), 'First version.')
+  t.equal(await answer(), 'First version.', 'the same file again')
+  writeFileSync(join(dir, 'support_bot.json'), graph('Second version.'))
+  t.equal(await answer(), 'Second version.', 'the edited file')
 })

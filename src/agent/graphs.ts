@@ -235,7 +235,7 @@ export function loadGraphs(dir: string): Graph[] {
   const graphs: Graph[] = []
   for (const file of files) {
     const path = join(dir, file)
-    const graph = parseGraph(path, readFileSync(path, 'utf8'))
+    const graph = ParsedGraphs.parse(path, readFileSync(path, 'utf8'))
     const twin = graphs.find((g) => g.graph_id === graph.graph_id)
     if (twin) throw new FixtureError(`fixture ${path}: graph_id: '${graph.graph_id}' is already defined in ${twin.file}`)
     graphs.push(graph)
@@ -244,6 +244,23 @@ export function loadGraphs(dir: string): Graph[] {
 }
 
 const validate = compile(GraphFixture)
+
+/**
+ * Each graph file's last parse in this process, by path: a test suite builds an app per test, and
+ * validating the bundled graphs again each time was a sixth of what building one cost. A file whose
+ * text changed is parsed again; each app gets its own copy of the graph.
+ */
+class ParsedGraphs {
+  static readonly #last = new Map<string, { text: string; graph: Graph }>()
+
+  static parse(path: string, text: string): Graph {
+    const last = ParsedGraphs.#last.get(path)
+    if (last?.text === text) return structuredClone(last.graph)
+    const graph = parseGraph(path, text)
+    ParsedGraphs.#last.set(path, { text, graph: structuredClone(graph) })
+    return graph
+  }
+}
 
 /** One graph file's text → a Graph, or a FixtureError naming the file and the first problem. */
 export function parseGraph(path: string, text: string): Graph {
