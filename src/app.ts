@@ -92,6 +92,7 @@ export function buildApp(options: AppOptions = {}): App {
     frameworkErrors,
     clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>()
+  nameOwnPlugins(app)
   app.decorate('clock', clock)
   app.decorate('config', config)
   app.decorate('emulator', { journal, faults, bus, threadLog: services.threadLog, webhooks: services.webhooks } satisfies EmulatorParts)
@@ -233,5 +234,25 @@ export function buildApp(options: AppOptions = {}): App {
 
   return app as unknown as App
 }
+
+/**
+ * Gives each plugin hangar registers a display name (its function's name) before Fastify looks for
+ * one: without it, Fastify searches every loaded CommonJS module for the function, twice per
+ * plugin (a list of all their paths each time: ~0.5 MB and ~2 ms per app in a test suite), and
+ * hangar's plugins are ES modules it never finds there. Plugins that already carry a name
+ * (`fastify-plugin`'s) keep it.
+ */
+function nameOwnPlugins(app: FastifyInstance): void {
+  const register = app.register
+  app.register = function (this: FastifyInstance, plugin: unknown, options?: unknown) {
+    if (typeof plugin === 'function' && (plugin as Named)[DISPLAY_NAME] === undefined) {
+      (plugin as Named)[DISPLAY_NAME] = plugin.name || 'hangar scope'
+    }
+    return (register as (this: FastifyInstance, plugin: unknown, options?: unknown) => unknown).call(this, plugin, options)
+  } as FastifyInstance['register']
+}
+
+const DISPLAY_NAME = Symbol.for('fastify.display-name')
+type Named = { [DISPLAY_NAME]?: string }
 
 export type { Services }
