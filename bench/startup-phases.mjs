@@ -3,7 +3,7 @@
 // (performance.now() counts from the process's time origin). `embed` instead times `startHangar()`
 // and `close()` in one process (what a test suite pays per hangar), once the module is loaded and
 // one hangar was started and closed, and prints the times in ms.
-//   node bench/startup-phases.mjs hangar|bare|embed|import <module>
+//   node bench/startup-phases.mjs hangar|bare|embed [n]|embed-bare <routes>|import <module>
 
 import { join, dirname } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -20,13 +20,53 @@ if (what === 'import') {
 } else if (what === 'embed') {
   const { startHangar } = await import(pathToFileURL(join(dist, 'embed.js')).href)
   // The first one warms what a process pays once (lazy imports, the JIT); it is not counted.
-  await (await startHangar()).close()
+  const first = await startHangar()
+  await first.close()
   /** @type {number[]} */
   const samples = []
   for (let i = 0; i < Number(target ?? 20); i++) {
     const started = performance.now()
     const hangar = await startHangar()
     await hangar.close()
+    samples.push(performance.now() - started)
+  }
+  let routes = 0
+  const { buildApp } = await import(pathToFileURL(join(dist, 'app.js')).href)
+  const counted = buildApp({ config: { db: ':memory:', logLevel: 'silent' } })
+  counted.addHook('onRoute', () => void routes++)
+  await counted.ready()
+  await counted.close()
+  process.stdout.write(`${JSON.stringify({ samples, routes })}\n`)
+  process.exit(0)
+} else if (what === 'embed-bare') {
+  // Fastify's own share of an in-process start: a bare app registering as many routes as hangar
+  // (`target`), four to a plugin, each with a path parameter and three response schemas, with
+  // validator and serializer compilers that compile nothing (as hangar's compile at first use);
+  // then listen() and close(), timed as `embed` times startHangar().
+  const { default: Fastify } = await import('fastify')
+  const routes = Number(target)
+  const start = async () => {
+    const app = Fastify({ exposeHeadRoutes: false })
+    app.setValidatorCompiler(() => () => true)
+    app.setSerializerCompiler(() => (data) => JSON.stringify(data))
+    for (let p = 0; p < Math.ceil(routes / 4); p++) {
+      app.register(async (scope) => {
+        scope.addHook('onRequest', async () => {})
+        for (let r = p * 4; r < Math.min(routes, p * 4 + 4); r++) {
+          const object = { type: 'object', properties: { id: { type: 'string' } } }
+          scope.get(`/p${p}/r${r}/:id`, { schema: { params: object, response: { 200: object, 404: object, 422: object } } }, async () => ({}))
+        }
+      })
+    }
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    await app.close()
+  }
+  await start()
+  /** @type {number[]} */
+  const samples = []
+  for (let i = 0; i < 20; i++) {
+    const started = performance.now()
+    await start()
     samples.push(performance.now() - started)
   }
   process.stdout.write(`${JSON.stringify({ samples })}\n`)

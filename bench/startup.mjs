@@ -98,7 +98,9 @@ export async function startup({ quick = QUICK, log = console.error } = {}) {
   for (let i = 0; i < times; i++) nodeAlone.push((await runNode(['-e', '0'])).ms)
 
   log('  start-up: startHangar() + close() in one process …')
-  const embedded = /** @type {{ samples: number[] }} */ (JSON.parse((await runNode([PHASES, 'embed', String(quick ? 10 : 20)])).out)).samples
+  const embedRun = /** @type {{ samples: number[], routes: number }} */ (JSON.parse((await runNode([PHASES, 'embed', String(quick ? 10 : 20)])).out))
+  const embedded = embedRun.samples
+  const embeddedBare = /** @type {{ samples: number[] }} */ (JSON.parse((await runNode([PHASES, 'embed-bare', String(embedRun.routes)])).out)).samples
 
   log('  start-up: where the time goes …')
   const hangarPhases = await phases('hangar', quick ? 2 : 5)
@@ -122,7 +124,8 @@ export async function startup({ quick = QUICK, log = console.error } = {}) {
     bare: { median: median(bare), min: Math.min(...bare), max: Math.max(...bare), samples: bare },
     nodeAlone: median(nodeAlone),
     ratio: median(hangar) / median(bare),
-    embed: { median: median(embedded), min: Math.min(...embedded), max: Math.max(...embedded), n: embedded.length },
+    embed: { median: median(embedded), min: Math.min(...embedded), max: Math.max(...embedded), n: embedded.length, routes: embedRun.routes },
+    embedBare: { median: median(embeddedBare), min: Math.min(...embeddedBare), max: Math.max(...embeddedBare), n: embeddedBare.length },
     hangarPhases,
     barePhases,
     imports,
@@ -140,6 +143,7 @@ export function startupTable(r) {
     ['  `node -e 0`, spawn → exit, median ms', fmt(r.nodeAlone), fmt(r.nodeAlone), '', ''],
     [`startHangar() + close() in one process, median of ${r.embed.n} ms`, fmt(r.embed.median), '', '', `≤ ${EMBED_TARGET_MS} ms`],
     ['  min / max ms', `${fmt(r.embed.min)} / ${fmt(r.embed.max)}`, '', '', ''],
+    [`  bare Fastify, ${r.embed.routes} routes 4 to a plugin: listen() + close(), median of ${r.embedBare.n} ms`, '', fmt(r.embedBare.median), fmt(r.embed.median / r.embedBare.median), ''],
   ])
 }
 

@@ -135,7 +135,7 @@ export function buildApp(options: AppOptions = {}): App {
   app.register(openapiDocument, { securitySchemes: securitySchemes(config) })
   app.register(async (scope) => {
     serveCopy(scope, 'deployed')
-    scope.register(systemRoutes)
+    await systemRoutes(scope, {})
   })
   app.register(openapiRoute)
 
@@ -144,27 +144,27 @@ export function buildApp(options: AppOptions = {}): App {
   const controlPlane: FastifyPluginAsyncTypebox = async (scope) => {
     scope.addHook('onRequest', controlPlaneAuth(config, { callers: services.callers, onWorkspace }))
     declareSecurity(scope, controlPlaneSecurity(config))
-    scope.register(deploymentRoutes, services)
-    scope.register(deploymentSourceRoutes, services)
-    scope.register(deploymentLogRoutes, services)
-    scope.register(listenerRoutes, services)
-    scope.register(integrationRoutes, services)
+    await deploymentRoutes(scope, services)
+    await deploymentSourceRoutes(scope, services)
+    await deploymentLogRoutes(scope, services)
+    await scope.register(listenerRoutes, services)
+    await integrationRoutes(scope, services)
   }
   // The Auth Service admits an API key, a Bearer token or a workspace header alone (its spec's security).
   const authService: FastifyPluginAsyncTypebox = async (scope) => {
     scope.addHook('onRequest', controlPlaneAuth(config, { callers: services.callers, tenantHeaderSuffices: true, onWorkspace }))
     declareSecurity(scope, controlPlaneSecurity(config, { tenantHeaderSuffices: true }))
-    scope.register(authProviderRoutes, services)
-    scope.register(authFlowRoutes, services)
-    scope.register(authTokenRoutes, services)
+    await authProviderRoutes(scope, services)
+    await scope.register(authFlowRoutes, services)
+    await authTokenRoutes(scope, services)
   }
   // Served at the root and again under /api-host (self-hosted installs), as one set of routes (copies.ts).
   app.register(async (scope) => {
     serveCopy(scope, 'api-host')
-    scope.register(controlPlane)
-    scope.register(authService)
+    await scope.register(controlPlane)
+    await scope.register(authService)
     // Where a browser lands from the provider: no credentials, the OAuth state authorizes.
-    scope.register(oauthCallbackRoutes, services)
+    await oauthCallbackRoutes(scope, services)
     // Where a signed upload URL points (Cloud Storage's part): the URL itself authorizes.
     scope.register(signedUploadRoutes, services)
   })
@@ -175,7 +175,7 @@ export function buildApp(options: AppOptions = {}): App {
   // Which data a request reaches is its `agentScope`: '' at the root, the deployment's under its prefix.
   app.register(async (scope) => {
     serveCopy(scope, 'deployed')
-    scope.register(agentMetaRoutes, services)
+    await agentMetaRoutes(scope, services)
     scope.register(async (gated) => {
       gated.addHook('onRequest', agentServerAuth(config, services.agentUsers))
       // A user's permissions first (403), then its own threads only (404): checked only when there are users.
@@ -184,15 +184,15 @@ export function buildApp(options: AppOptions = {}): App {
       if (users) gated.addHook('preHandler', ownThreadsOnly(services.threads))
       declareSecurity(gated, agentServerSecurity(config))
       gated.addHook('onRequest', async (request) => services.deployedAgents.seed(request.agentScope))
-      gated.register(assistantRoutes, services)
-      gated.register(threadRoutes, services)
-      gated.register(runRoutes, services)
-      gated.register(protocolRoutes, services)
-      gated.register(threadStreamRoutes, services)
-      gated.register(storeRoutes, services)
-      gated.register(cronRoutes, services)
-      gated.register(a2aRoutes, services)
-      gated.register(mcpRoutes, services)
+      await assistantRoutes(gated, services)
+      await threadRoutes(gated, services)
+      await runRoutes(gated, services)
+      await protocolRoutes(gated, services)
+      await threadStreamRoutes(gated, services)
+      await storeRoutes(gated, services)
+      await cronRoutes(gated, services)
+      await a2aRoutes(gated, services)
+      await mcpRoutes(gated, services)
     })
   })
 
@@ -201,10 +201,10 @@ export function buildApp(options: AppOptions = {}): App {
   app.register(async (scope) => {
     scope.addHook('onRequest', adminAuth(config))
     declareSecurity(scope, adminSecurity(config))
-    await scope.register(adminRoutes, services)
-    await scope.register(adminRequestRoutes, services)
-    await scope.register(adminUploadRoutes, services)
-    await scope.register(adminFaultRoutes, services)
+    await adminRoutes(scope, services)
+    await adminRequestRoutes(scope, services)
+    await adminUploadRoutes(scope, services)
+    await adminFaultRoutes(scope, services)
     await scope.register(adminEventRoutes, services)
   }, { prefix: '/_hangar' })
   app.register(inspectorRoutes, { prefix: '/_hangar/ui' })
@@ -215,13 +215,13 @@ export function buildApp(options: AppOptions = {}): App {
   for (const prefix of TRACING_PREFIXES) {
     app.register(async (copy) => {
       if (prefix === '') leaveOutOfDocs(copy)
-      else copy.register(tracingInfoRoutes)
-      copy.register(feedbackTokenRoutes, services)
+      else await tracingInfoRoutes(copy, {})
+      await feedbackTokenRoutes(copy, services)
       copy.register(async (scope) => {
         scope.addHook('onRequest', controlPlaneAuth(config, { callers: services.callers }))
         declareSecurity(scope, controlPlaneSecurity(config))
-        await scope.register(tracingRoutes, services)
-        await scope.register(runTraceRoutes, services)
+        await tracingRoutes(scope, services)
+        await runTraceRoutes(scope, services)
       })
     }, { prefix })
   }
@@ -229,7 +229,7 @@ export function buildApp(options: AppOptions = {}): App {
   app.register(async (scope) => {
     scope.addHook('onRequest', controlPlaneAuth(config, { callers: services.callers }))
     declareSecurity(scope, controlPlaneSecurity(config))
-    await scope.register(runV2Routes, services)
+    await runV2Routes(scope, services)
   })
 
   return app as unknown as App

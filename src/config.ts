@@ -109,7 +109,8 @@ export class ConfigError extends Error {
 }
 
 export const defaultConfig = (): Config =>
-  Object.fromEntries(SETTINGS.map((s) => [s.key, structuredClone(s.default)])) as Config
+  // A list default is copied (callers may change theirs); a scalar needs no copy.
+  Object.fromEntries(SETTINGS.map((s) => [s.key, typeof s.default === 'object' && s.default !== null ? structuredClone(s.default) : s.default])) as Config
 
 /** How a setting is named in messages about the environment and the command line: `PORT (--port)`. */
 export const settingName = (key: keyof Config): string => {

@@ -58,8 +58,21 @@ export function createEngine(graphsDir: string, options: EngineOptions = {}): Gr
   const graphs = graphsOf(graphsDir, options.ownGraphs).filter((g) => !replays.has(g.graph_id))
   checkSubgraphs(graphs)
   const byId = new Map(graphs.map((g) => [g.graph_id, g]))
-  const infos = new Map([...graphs.map((g) => [g.graph_id, graphInfo(g, byId)] as const), ...[...replays.values()].map((r) => [r.graph_id, replayInfo(r)] as const)])
   const order = [...graphs.map((g) => g.graph_id), ...replays.keys()]
+  const known = new Set(order)
+  // Each graph's description (its drawings, schemas, subgraphs) is made when first asked for: an app
+  // that never reads a graph's does not pay for it.
+  const infos = new Map<string, GraphInfo>()
+  const infoOf = (graphId: string): GraphInfo | undefined => {
+    if (!known.has(graphId)) return undefined
+    let info = infos.get(graphId)
+    if (info === undefined) {
+      const replay = replays.get(graphId)
+      info = replay ? replayInfo(replay) : graphInfo(byId.get(graphId)!, byId)
+      infos.set(graphId, info)
+    }
+    return info
+  }
   const clock = options.clock ?? Clock.system()
   const { replayFallback } = options
   if (replayFallback !== undefined && !byId.has(replayFallback)) {
@@ -67,9 +80,11 @@ export function createEngine(graphsDir: string, options: EngineOptions = {}): Gr
   }
   const fallback = replayFallback === undefined ? undefined : (request: RunRequest) => runGraph(byId.get(replayFallback), { ...request, graphId: replayFallback }, byId)
   return {
-    graphs: (): GraphInfo[] => order.map((id) => structuredClone(infos.get(id)!)),
+    graphs: (): GraphInfo[] => order.map((id) => structuredClone(infoOf(id)!)),
+    graphIds: () => [...order],
+    has: (graphId) => known.has(graphId),
     info: (graphId) => {
-      const info = infos.get(graphId)
+      const info = infoOf(graphId)
       return info && structuredClone(info)
     },
     run: (request) => {

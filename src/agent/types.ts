@@ -196,6 +196,10 @@ export interface SubgraphInfo {
 export interface GraphEngine {
   /** Every graph loaded from the fixtures, in a stable order. */
   graphs(): GraphInfo[]
+  /** The ids of `graphs()`, in its order (without describing each graph). */
+  graphIds(): string[]
+  /** Whether a graph of this id is loaded. */
+  has(graphId: string): boolean
   info(graphId: string): GraphInfo | undefined
   /** Runs (or resumes) a graph; see EngineOutput for what it yields. */
   run(request: RunRequest): AsyncIterable<EngineOutput>

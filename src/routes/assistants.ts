@@ -43,7 +43,7 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRoutesOptions> 
     schema: { tags, summary: 'Create Assistant', body: AssistantCreate, response: { 200: Assistant, ...errorResponses(404, 409, 422) } },
   }, async (request) => {
     const body = request.body
-    if (!engine.info(body.graph_id)) throw ApiError.notFound(`Graph "${body.graph_id}" not found`)
+    if (!engine.has(body.graph_id)) throw ApiError.notFound(`Graph "${body.graph_id}" not found`)
     const id = body.assistant_id ?? randomUUID()
     const existing = assistants.get(request.agentScope, id)
     if (existing) {
@@ -84,7 +84,7 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRoutesOptions> 
   }, async (request) => {
     const current = find(request.agentScope, request.params.assistant_id)
     const body = request.body
-    if (body.graph_id && !engine.info(body.graph_id)) throw ApiError.notFound(`Graph "${body.graph_id}" not found`)
+    if (body.graph_id && !engine.has(body.graph_id)) throw ApiError.notFound(`Graph "${body.graph_id}" not found`)
     return assistants.update(request.agentScope, current.assistant_id, {
       graph_id: body.graph_id ?? current.graph_id,
       name: body.name ?? current.name,

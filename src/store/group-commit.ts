@@ -11,11 +11,12 @@
 // test that moves a manual clock one step per turn would see events one step late.
 //
 // How writes are found: after the migrations, the connection's `prepare` hands out statements
-// whose writing methods open the shared transaction first, and `transaction(fn)` does the same (a
+// (compiled at their first use) whose writing methods open the shared transaction first, and `transaction(fn)` does the same (a
 // transaction inside the shared one becomes a savepoint: it still rolls back alone). `pragma` and
 // closing commit first (a pragma such as `foreign_keys` does nothing inside a transaction).
 
 import type { Database, Statement } from 'better-sqlite3'
+import { LazyStatement } from './lazy-statement.js'
 
 type Db = Database
 
@@ -58,6 +59,8 @@ export class GroupCommit {
   readonly #settledListeners: (() => void)[] = []
   /** How many transaction functions are running (their savepoints must not be committed under them). */
   #depth = 0
+  /** Statements handed out and never used yet (not compiled yet). */
+  readonly #unused = new Set<LazyStatement>()
 
   private constructor(db: Db) {
     this.#db = db
@@ -77,7 +80,14 @@ export class GroupCommit {
     const pragma = db.pragma.bind(db)
     const exec = db.exec.bind(db)
     const join = () => group.join()
-    db.prepare = ((source: string) => writesJoin(prepare(source), join)) as Db['prepare']
+    // Statements compile when first used (lazy-statement.ts); those not used yet are kept to be compiled by prepareAll().
+    const unused = group.#unused
+    const compiled = (statement: LazyStatement) => unused.delete(statement)
+    db.prepare = ((source: string) => {
+      const statement = new LazyStatement(source, () => writesJoin(prepare(source), join), compiled)
+      unused.add(statement)
+      return statement
+    }) as unknown as Db['prepare']
     db.transaction = ((fn: (...args: never[]) => unknown) => {
       const inner = transaction(fn)
       const run = (body: (...args: never[]) => unknown, args: never[]) => {
@@ -106,6 +116,16 @@ export class GroupCommit {
     }) as Db['pragma']
     ;(db as Db & { [GROUP_COMMIT]?: GroupCommit })[GROUP_COMMIT] = group
     return group
+  }
+
+  /**
+   * Compiles every statement handed out and not used yet; throws SQLite's error for one whose SQL
+   * does not compile. Returns how many it compiled.
+   */
+  prepareAll(): number {
+    const pending = [...this.#unused]
+    for (const statement of pending) void statement.statement
+    return pending.length
   }
 
   /** The group commit installed on `db`, if any. */
