@@ -169,7 +169,7 @@ function wire({ config, clock, log, startedAt, fixtures, engine, db, agentUsers 
   // The emulator: what changes is published on the bus; the journal and faults see every request
   // to the emulated services, and a full reset (not an import) clears them.
   const bus = new EventBus(clock)
-  const journal = new RequestJournal(config.journalSize, (entry) => bus.publish('request', entry))
+  const journal = new RequestJournal(config.journalSize, { listening: () => bus.subscribers > 0, record: (summary) => bus.publish('request', summary) })
   const faults = new FaultInjector(clock, (change) => bus.publish('faults', change))
   stateful.register({
     afterReset: (workspace, kind) => {

@@ -100,7 +100,11 @@ export interface OutgoingCall {
 
 type Stored = Recorded & { id: number; rendered?: JournalEntry }
 
-type OnRecord = (entry: Pick<JournalEntry, 'id' | 'method' | 'path' | 'status' | 'latency_ms'>) => void
+/** What the journal tells of each entry it records: its summary, made only while somebody listens. */
+export interface OnRecord {
+  listening(): boolean
+  record(summary: Pick<JournalEntry, 'id' | 'method' | 'path' | 'status' | 'latency_ms'>): void
+}
 
 /** A ring buffer of the newest `capacity` entries, newest first when listed. */
 export class RequestJournal {
@@ -129,14 +133,17 @@ export class RequestJournal {
     return this.#ring.length
   }
 
-  /** Stores a request (overwriting the oldest when full); returns its id. */
+  /** Stores a request (overwriting the oldest when full; `entry` becomes the journal's); returns its id. */
   record(entry: Recorded): number | undefined {
     if (this.capacity === 0) return undefined
     const id = ++this.#lastId
-    this.#ring[this.#next] = { id, ...entry }
+    // Every request passes here: the entry is kept as it was made, not copied.
+    const stored = entry as Stored
+    stored.id = id
+    this.#ring[this.#next] = stored
     this.#next = (this.#next + 1) % this.capacity
     this.#size = Math.min(this.#size + 1, this.capacity)
-    this.#onRecord?.({ id, method: entry.method, path: entry.path, status: entry.status, latency_ms: entry.latency_ms })
+    if (this.#onRecord?.listening()) this.#onRecord.record({ id, method: entry.method, path: entry.path, status: entry.status, latency_ms: entry.latency_ms })
     return id
   }
 
