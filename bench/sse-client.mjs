@@ -26,16 +26,16 @@ import http from 'node:http'
  */
 
 /**
- * Opens `POST url` with a JSON body and reads the event stream. The returned object fills in as
+ * Opens `POST url` with a JSON body (or `GET url`, with `method: 'GET'`) and reads the event stream. The returned object fills in as
  * bytes arrive; `done` resolves when the stream ends, fails or is closed with `close()`.
  * Times are performance.now() values. `onFrame` is called after every frame, comments included.
  * @param {string} url
  * @param {unknown} body
- * @param {{ headers?: Record<string, string>, agent?: http.Agent, onFrame?: (stream: Stream, frame: Frame | { comment: true, at: number }) => void }} [options]
+ * @param {{ headers?: Record<string, string>, agent?: http.Agent, onFrame?: (stream: Stream, frame: Frame | { comment: true, at: number }) => void, method?: 'POST' | 'GET' }} [options]
  * @returns {Stream}
  */
-export function openStream(url, body, { headers = {}, agent, onFrame } = {}) {
-  const payload = JSON.stringify(body)
+export function openStream(url, body, { headers = {}, agent, onFrame, method = 'POST' } = {}) {
+  const payload = method === 'GET' ? '' : JSON.stringify(body)
   /** @type {Omit<Stream, 'done'> & { done?: Promise<Stream> }} */
   const stream = {
     sentAt: performance.now(),
@@ -59,9 +59,11 @@ export function openStream(url, body, { headers = {}, agent, onFrame } = {}) {
       resolve(opened)
     }
     const req = http.request(url, {
-      method: 'POST',
+      method,
       agent,
-      headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), accept: 'text/event-stream' },
+      headers: method === 'GET'
+        ? { ...headers, accept: 'text/event-stream' }
+        : { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), accept: 'text/event-stream' },
     })
     stream.close = () => {
       stream.closedByUs = true

@@ -3,7 +3,9 @@
 //     time to the first byte of the stream and to its end, median of 200 (quick: 20);
 //  2. runs completed per second with 20 concurrent clients (each run: a new thread, then its stream);
 //  3. 1,000 open streams of `pipeline` runs with hangar's clock frozen and a heartbeat every second:
-//     RSS, heartbeats, and how long one event takes to reach all 1,000 after the clock moves.
+//     RSS, heartbeats, and how long each run's next event takes to reach its stream after the clock
+//     moves (1,000 events, one per run); then 1,000 streams joined to one run: how long that run's
+//     next event takes to reach all of them (one event, fanned out).
 // hangar runs with `--db :memory:` and `--log-level warn`.
 //   node bench/streams.mjs [--quick]
 
@@ -30,6 +32,7 @@ const HEADERS = { 'x-api-key': API_KEY }
  * @property {Awaited<ReturnType<typeof probeShape>>} shape what hangar wrote, which the bare app wrote too
  * @property {Hold & { warnings: string[] }} hangarHold with the warnings hangar wrote on stderr
  * @property {Hold} bareHold
+ * @property {Awaited<ReturnType<typeof joinStreams>>} hangarJoin
  */
 
 /**
@@ -148,30 +151,7 @@ async function holdStreams(server, { n, heartbeatMs, watchMs }) {
   const held_ = memoryOf(pid)
 
   // One event to all: the clock moves, every run leaves its first node and emits.
-  const before = streams.map((s) => s.events.length)
-  const arrived = new Array(n).fill(NaN)
-  /** @type {Promise<void>} */
-  const allArrived = new Promise((resolve) => {
-    let remaining = n
-    streams.forEach((s, i) => {
-      const check = () => {
-        if (!Number.isNaN(arrived[i])) return
-        if (s.events.length > before[i]) {
-          arrived[i] = s.events[before[i]].at
-          if (--remaining === 0) resolve()
-        } else if (s.endAt) {
-          if (--remaining === 0) resolve()
-        } else {
-          setTimeout(check, 1)
-        }
-      }
-      check()
-    })
-  })
-  const movedAt = performance.now()
-  await json(`${url}/_hangar/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: { action: 'advance', ms: heartbeatMs }, agent: control }, 200)
-  await Promise.race([allArrived, sleep(30_000)])
-  const latencies = arrived.filter((at) => !Number.isNaN(at)).map((at) => at - movedAt)
+  const latencies = await nextEventToAll(streams, () => json(`${url}/_hangar/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: { action: 'advance', ms: heartbeatMs }, agent: control }, 200))
   await sleep(200)
   const after = memoryOf(pid)
 
@@ -197,6 +177,71 @@ async function holdStreams(server, { n, heartbeatMs, watchMs }) {
     errors,
     missingHeartbeats: heartbeats.filter((h) => h === 0).length,
   }
+}
+
+/**
+ * How long after `move()` is called each of `streams` receives its next event (ms; streams that
+ * end instead, or get nothing within 30 s, are left out).
+ * @param {import('./sse-client.mjs').Stream[]} streams
+ * @param {() => Promise<unknown>} move
+ */
+async function nextEventToAll(streams, move) {
+  const before = streams.map((s) => s.events.length)
+  const arrived = new Array(streams.length).fill(NaN)
+  /** @type {Promise<void>} */
+  const allArrived = new Promise((resolve) => {
+    let remaining = streams.length
+    streams.forEach((s, i) => {
+      const check = () => {
+        if (!Number.isNaN(arrived[i])) return
+        if (s.events.length > before[i]) {
+          arrived[i] = s.events[before[i]].at
+          if (--remaining === 0) resolve()
+        } else if (s.endAt) {
+          if (--remaining === 0) resolve()
+        } else {
+          setTimeout(check, 1)
+        }
+      }
+      check()
+    })
+  })
+  const movedAt = performance.now()
+  await move()
+  await Promise.race([allArrived, sleep(30_000)])
+  return arrived.filter((at) => !Number.isNaN(at)).map((at) => at - movedAt)
+}
+
+/**
+ * `n` streams joined to one `pipeline` run (`GET /threads/{id}/runs/{run_id}/stream`, hangar's
+ * clock frozen): how long one event of that run takes to reach all of them once the clock moves.
+ * This is one event fanned out to `n` streams (the held streams above are `n` runs, each with its
+ * own event); the bare app's figure to compare with is the same, one frame written to `n` streams.
+ * @param {string} url
+ * @param {Settings} settings
+ */
+async function joinStreams(url, { n, heartbeatMs }) {
+  const control = new http.Agent({ keepAlive: true, maxSockets: 32 })
+  const streamsAgent = new http.Agent({ keepAlive: false, maxSockets: Infinity })
+  await json(`${url}/_hangar/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: { action: 'freeze' }, agent: control }, 200)
+  const threadId = await newThread(url, control)
+  const run = await json(`${url}/threads/${threadId}/runs`, { method: 'POST', headers: JSON_HEADERS, body: RUN_BODY('pipeline'), agent: control }, 200)
+  /** @type {import('./sse-client.mjs').Stream[]} */
+  const streams = []
+  await pool(n, 50, () => /** @type {Promise<void>} */ (new Promise((resolve) => {
+    const stream = openStream(`${url}/threads/${threadId}/runs/${run.run_id}/stream`, undefined, {
+      method: 'GET', headers: HEADERS, agent: streamsAgent, onFrame: (s) => s.events.length >= 2 && resolve(),
+    })
+    stream.done.then(() => resolve())
+    streams.push(stream)
+  })))
+  const latencies = await nextEventToAll(streams, () => json(`${url}/_hangar/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: { action: 'advance', ms: heartbeatMs }, agent: control }, 200))
+  const errors = streams.filter((s) => s.error || (s.status !== 0 && s.status !== 200)).length
+  for (const s of streams) s.close()
+  await Promise.all(streams.map((s) => s.done))
+  control.destroy()
+  streamsAgent.destroy()
+  return { n, delivered: latencies.length, eventP50: percentile(latencies, 50), eventP99: percentile(latencies, 99), eventMax: Math.max(...latencies), errors }
 }
 
 /**
@@ -249,12 +294,14 @@ export async function streams({ quick = QUICK, log = console.error } = {}) {
 
   // 3: 1,000 open streams with heartbeats.
   hangar = await startHangar({ extra: ['--heartbeat-ms', String(settings.heartbeatMs)] })
-  let holdShapeOf, hangarHold
+  let holdShapeOf, hangarHold, hangarJoin
   try {
     holdShapeOf = await holdShape(hangar.url)
     log(`  streams: ${settings.n} open streams, hangar ${hangar.url} …`)
     const held = await holdStreams(hangar, settings)
     hangarHold = { ...held, warnings: [...new Set(hangar.stderr().split('\n').filter((line) => /warning/i.test(line)))] }
+    log(`  streams: ${settings.n} streams joined to one run, hangar ${hangar.url} …`)
+    hangarJoin = await joinStreams(hangar.url, settings)
   } finally {
     await hangar.stop()
   }
@@ -266,7 +313,7 @@ export async function streams({ quick = QUICK, log = console.error } = {}) {
   } finally {
     await bare.stop()
   }
-  return { settings, hangar: hangarFigures, bare: bareFigures, shape, hangarHold, bareHold }
+  return { settings, hangar: hangarFigures, bare: bareFigures, shape, hangarHold, bareHold, hangarJoin: /** @type {Awaited<ReturnType<typeof joinStreams>>} */ (hangarJoin) }
 }
 
 /** @param {StreamsResult} r */
@@ -282,6 +329,7 @@ export function streamsTable(r) {
     ['errors (latency, runs/s)', `${h.latencyErrors}, ${h.rateErrors}`, `${b.latencyErrors}, ${b.rateErrors}`, '', '0'],
     [`${hh.n} streams: RSS MiB`, fmt(mib(hh.heldRssKiB)), fmt(mib(bh.heldRssKiB)), fmt(hh.heldRssKiB / bh.heldRssKiB), '< 300 MiB'],
     [`${hh.n} streams: event to all, p50/p99/max ms`, `${fmt(hh.eventP50)}/${fmt(hh.eventP99)}/${fmt(hh.eventMax)}`, `${fmt(bh.eventP50)}/${fmt(bh.eventP99)}/${fmt(bh.eventMax)}`, fmt(hh.eventMax / bh.eventMax), ''],
+    [`${r.hangarJoin.n} streams joined to one run: its event to all, p50/p99/max ms (bare: as above)`, `${fmt(r.hangarJoin.eventP50)}/${fmt(r.hangarJoin.eventP99)}/${fmt(r.hangarJoin.eventMax)}`, `${fmt(bh.eventP50)}/${fmt(bh.eventP99)}/${fmt(bh.eventMax)}`, fmt(r.hangarJoin.eventMax / bh.eventMax), ''],
     [`${hh.n} streams: heartbeats in ${hh.watchMs} ms, min/median`, `${hh.heartbeatsMin}/${hh.heartbeatsMedian}`, `${bh.heartbeatsMin}/${bh.heartbeatsMedian}`, '', ''],
     [`${hh.n} streams: errors`, hh.errors, bh.errors, '', '0'],
   ])

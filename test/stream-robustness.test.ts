@@ -348,6 +348,38 @@ t.test('reconnecting with Last-Event-ID k-1 after reading k events gets exactly 
   t.equal(s.clock.listenerCount('change'), 0, 'nothing waits on the clock')
 })
 
+t.test('many streams joined to one live run, at the same and at different places in its log, each get exactly the log from their place, byte for byte', async (t) => {
+  // Streams at the same place share each read of a live run's log (run-executor.ts); one at another
+  // place, or one that joins after the others read on, must not be handed their page.
+  const s = await serve(t)
+  const thread = await s.newThread()
+  const first = s.open('POST', `/threads/${thread}/runs/stream`, { body: PIPELINE })
+  await first.response
+  const run = s.runOf(first)
+  const joined: { c: SseClient; from: number }[] = []
+  const join = async (lastEventId?: number) => {
+    const c = s.open('GET', run.path, { headers: lastEventId === undefined ? {} : { 'last-event-id': String(lastEventId) } })
+    await c.response
+    joined.push({ c, from: lastEventId === undefined ? 0 : lastEventId + 1 })
+  }
+  for (let i = 0; i < 8; i++) await join()
+  await join(0)
+  await join(1)
+  // Later joiners, once the run is further on: from the start, and from where the first stream is.
+  await drive(s.clock, () => first.frames.length >= 4, 'the run gets on')
+  await join()
+  await join(first.frames.length - 1)
+  await join(-1)
+  await drive(s.clock, () => first.ended && joined.every(({ c }) => c.ended), 'the run and every joined stream end')
+  const logged = await s.log(run.path)
+  t.ok(logged.length > 5, `the run logged ${logged.length} events`)
+  t.same(first.frames.map((f) => f.raw), logged.map((f) => f.raw), 'the run\'s own stream is its log')
+  for (const [i, { c, from }] of joined.entries()) {
+    t.same(c.malformed, [], `joined stream ${i}: well formed`)
+    t.same(c.frames.map((f) => f.raw), logged.slice(from).map((f) => f.raw), `joined stream ${i} (from ${from}): the log from there, byte for byte`)
+  }
+})
+
 type Part = { event: string; data: unknown; id?: string }
 
 t.test('the official SDK leaves after k events and resumes with joinStream(lastEventId: k-1), at every point', async (t) => {

@@ -43,6 +43,13 @@ interface LiveRun {
    * following it get this from here.
    */
   farewell?: SseEvent
+  /** How many events it appended to its log (or tried to, in a transaction that may have rolled back). */
+  appended: number
+  /**
+   * The page of its log its streams read last: streams at the same place in the log (a thousand
+   * browser tabs joining one run) share one read, until the run appends again.
+   */
+  page?: { after: number; appended: number; events: SseEvent[] }
 }
 
 /** What `/join` and `/runs/wait` answer: the final values, or the error as `__error__`. */
@@ -201,7 +208,8 @@ export class RunExecutor {
         }
         unread = false
         const endedBeforeRead = ended
-        const page = this.#o.runs.eventsAfter(run, last, EVENT_PAGE)
+        // While the run is live its streams share reads; once it is over its log may go (a reset, its thread deleted).
+        const page = live !== undefined && this.#live.get(run.seq) === live ? this.#page(live, last) : this.#o.runs.eventsAfter(run, last, EVENT_PAGE)
         for (const event of page) {
           yield event
           last = Number(event.id)
@@ -252,6 +260,7 @@ export class RunExecutor {
       startedAt: 0,
       events: new EventEmitter(),
       done: Promise.resolve(),
+      appended: 0,
     }
     live.events.setMaxListeners(0)
     this.#live.set(run.seq, live)
@@ -265,7 +274,22 @@ export class RunExecutor {
   }
 
   #emit(live: LiveRun, event: string, data: unknown): void {
-    this.#announce(live, this.#o.runs.append(live.run, event, data))
+    this.#announce(live, this.#log(live, event, data))
+  }
+
+  /** Appends an event to the run's log (streams hear of it when it is announced). */
+  #log(live: LiveRun, event: string, data: unknown): SseEvent {
+    live.appended++
+    return this.#o.runs.append(live.run, event, data)
+  }
+
+  /** The events of the run's log after `after` (a page of them), read once for all its streams at that place. */
+  #page(live: LiveRun, after: number): SseEvent[] {
+    const kept = live.page
+    if (kept !== undefined && kept.after === after && kept.appended === live.appended) return kept.events
+    const events = this.#o.runs.eventsAfter(live.run, after, EVENT_PAGE)
+    live.page = { after, appended: live.appended, events }
+    return events
   }
 
   /** Logs a protocol event of the run on its thread (runs on temporary threads log none). */
@@ -360,13 +384,13 @@ export class RunExecutor {
         threads.setStatus(thread.seq, 'error', outcome.error)
       } else {
         for (const extra of this.#o.onSuccess?.(run, live.publicBase) ?? []) {
-          logged.push(runs.append(run, extra.event, extra.data))
+          logged.push(this.#log(live, extra.event, extra.data))
           if (extra.event === 'feedback') live.result = { ...live.result, __feedback__: extra.data }
         }
         runs.setStatus(run, 'success')
         threads.setStatus(thread.seq, nextStatus(outcome.pausedAt))
       }
-      if (this.#o.endEvent) logged.push(runs.append(run, 'end', null))
+      if (this.#o.endEvent) logged.push(this.#log(live, 'end', null))
       return logged
     })
     for (const event of finalEvents) this.#announce(live, event)
@@ -389,7 +413,7 @@ export class RunExecutor {
     // A stream following a run that is rolled back ends with this error; one that is interrupted just
     // ends, as on the real server 1.5.1 (langgraph-api 2.0.0 sent `"message": "interrupt"` too).
     if (live.started && live.cancelAction === 'rollback') {
-      live.farewell = this.#o.runs.append(run, 'error', { error: 'Error', message: 'rollback' })
+      live.farewell = this.#log(live, 'error', { error: 'Error', message: 'rollback' })
       this.#announce(live, live.farewell)
     }
     if (live.cancelAction === 'rollback') {

@@ -74,7 +74,7 @@ export const runRoutes: FastifyPluginAsyncTypebox<RunRoutesOptions> = async (app
       let sent = 0
       for await (const event of executor.events(run, o.afterIdx, writer.signal)) {
         if (!joinSends(event.event, o.modes)) continue
-        if (!(await writer.send(o.ids ? event : { event: event.event, data: event.data }))) break
+        if (!(await writer.send(o.ids ? event : { event: event.event, data: event.data, json: event.json }))) break
         if (++sent === dropAfter) {
           writer.drop()
           break

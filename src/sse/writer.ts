@@ -10,12 +10,14 @@ export interface SseEvent {
   id?: string
   event: string
   data: unknown
+  /** `data` as JSON (`JSON.stringify(data ?? null)`), when it is at hand already (an event read from a log). */
+  json?: string
 }
 
 /** One event's bytes. JSON.stringify never emits a newline, so the data is always one line. */
 export function frame(event: SseEvent): string {
   const id = event.id === undefined ? '' : `id: ${event.id}\n`
-  return `event: ${event.event}\ndata: ${JSON.stringify(event.data ?? null)}\n${id}\n`
+  return `event: ${event.event}\ndata: ${event.json ?? JSON.stringify(event.data ?? null)}\n${id}\n`
 }
 
 export const HEARTBEAT = ': heartbeat\n\n'

@@ -213,6 +213,6 @@ export class RunRepository {
 
   /** The logged events after `afterIdx` (-1: from the start), at most `limit` of them (-1: all). */
   eventsAfter(run: Run, afterIdx: number, limit = -1): SseEvent[] {
-    return this.#sql.after.all(run.seq, afterIdx, limit).map((row) => ({ id: String(row.idx), event: row.event, data: JSON.parse(row.data) }))
+    return this.#sql.after.all(run.seq, afterIdx, limit).map((row) => ({ id: String(row.idx), event: row.event, data: JSON.parse(row.data), json: row.data }))
   }
 }
