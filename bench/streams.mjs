@@ -300,6 +300,12 @@ export async function streams({ quick = QUICK, log = console.error } = {}) {
     log(`  streams: ${settings.n} open streams, hangar ${hangar.url} …`)
     const held = await holdStreams(hangar, settings)
     hangarHold = { ...held, warnings: [...new Set(hangar.stderr().split('\n').filter((line) => /warning/i.test(line)))] }
+  } finally {
+    await hangar.stop()
+  }
+  // A hangar of its own: the held runs above go on after their streams close, and would step too.
+  hangar = await startHangar({ extra: ['--heartbeat-ms', String(settings.heartbeatMs)] })
+  try {
     log(`  streams: ${settings.n} streams joined to one run, hangar ${hangar.url} …`)
     hangarJoin = await joinStreams(hangar.url, settings)
   } finally {
