@@ -142,7 +142,7 @@ export function buildApp(options: AppOptions = {}): App {
   // Route modules are called into their scope (`await deploymentRoutes(scope, services)`) rather than
   // registered as plugins of their own, which cost Fastify a scope each at every start; the few that
   // add hooks, a parser or an error handler of their own (listeners, the auth flow, signed uploads,
-  // admin events, consent) stay registered, so those stay theirs.
+  // admin events) stay registered, so those stay theirs.
   // The control plane and the Auth Service; a workspace is seeded the first time a request names it.
   const onWorkspace = (tenantId: string) => services.seeder.ensure(tenantId)
   const controlPlane: FastifyPluginAsyncTypebox = async (scope) => {
