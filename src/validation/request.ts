@@ -90,8 +90,8 @@ function validatePart(part: Part, fields: Field[], raw: Record<string, unknown>,
 /**
  * What compiling a schema gave, by the schema object it was compiled from. A route's schemas are
  * module constants that nothing changes, and compiling one is a pure function of it, so every app
- * in a process (a test suite starts one per test, and each serves most routes under two prefixes)
- * shares one compilation instead of repeating it per route. A schema that cannot be compiled
+ * in a process (a test suite starts one per test) shares one compilation instead of repeating it
+ * per app. A schema that cannot be compiled
  * throws each time (nothing is kept), naming the route it was met on.
  */
 class CompiledSchemas {
