@@ -3,7 +3,6 @@
 // load (a body is kept up to 64 KiB). Secrets are redacted, and bodies cut to 4 KiB of text, when
 // the journal is read: nothing of that work is on the path of the request.
 
-import { performance } from 'node:perf_hooks'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Clock } from '../clock.js'
 import { globToRegExp } from './faults.js'
@@ -261,12 +260,6 @@ function compileFilter(filter: JournalFilter): (entry: Stored) => boolean {
 
 // ---- Recording -----------------------------------------------------------------------------
 
-interface Pending {
-  started: number
-  time: number
-  recorded: boolean
-}
-
 const splitUrl = (url: string): [string, string] => {
   const q = url.indexOf('?')
   return q < 0 ? [url, ''] : [url.slice(0, q), url.slice(q + 1)]
@@ -280,37 +273,64 @@ function keptBody(body: Buffer | undefined, contentType: string | undefined): Re
 }
 const KEEP_BYTES = 64 * 1024
 
+/** Where a request stands with the journal (a request decoration: no allocation per request). */
+const enum Noted {
+  /** Not seen by the `onRequest` hook (an earlier hook answered). */
+  No = 0,
+  Yes = 1,
+  Recorded = 2,
+  /** hangar's own path. */
+  Excluded = 3,
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The journal's state for this request (see `Noted`). */
+    journalNoted: number
+    /** The clock's time when the request came (the entry's `time`). */
+    journalAt: number
+  }
+}
+
+/** The reply a response belongs to, for the one `close` listener all responses share. */
+const REPLY = Symbol('journaled reply')
+type WithReply = { [REPLY]?: FastifyReply }
+
 /**
  * Records every request whose path is not excluded: noted at `onRequest`, recorded (with the body
  * as the parser read it) at `onResponse` — or, for a reply that never finishes (a hijacked
  * stream the client left, a client gone before the answer), when the connection closes. A stream
  * is recorded when it ends, with its status (200) and its whole duration; a client that left
  * before any answer is recorded with 499. Install before any route plugin is registered.
+ *
+ * Every request passes here, so the per-request work is small: the state lives in two request
+ * decorations, the latency is Fastify's own (`reply.elapsedTime`, timed from before the first
+ * hook), and every response shares one `close` listener.
  */
 export function installJournal(app: FastifyInstance, journal: RequestJournal, clock: Clock, options: { exclude: (path: string) => boolean }) {
   if (journal.capacity === 0) return
-  const pending = new WeakMap<FastifyRequest, Pending>()
+  app.decorateRequest('journalNoted', Noted.No)
+  app.decorateRequest('journalAt', 0)
 
   const record = (request: FastifyRequest, reply: FastifyReply) => {
+    const noted = request.journalNoted
+    if (noted === Noted.Recorded || noted === Noted.Excluded) return
     const [path, query] = splitUrl(clientUrl(request))
-    let state = pending.get(request)
-    if (state === undefined) {
-      // Answered before our onRequest hook ran (an earlier hook replied): still worth recording.
+    // Answered before our onRequest hook ran (an earlier hook replied): still worth recording.
+    if (noted === Noted.No) {
       if (options.exclude(path)) return
-      state = { started: performance.now() - Math.max(0, reply.elapsedTime), time: clock.now(), recorded: false }
-      pending.set(request, state)
+      request.journalAt = clock.now()
     }
-    if (state.recorded) return
-    state.recorded = true
+    request.journalNoted = Noted.Recorded
     const raw = reply.raw
     const block = (raw as unknown as { _header?: unknown })._header
     journal.record({
-      time: state.time,
+      time: request.journalAt,
       method: request.method,
       path,
       query,
       status: raw.headersSent ? raw.statusCode : 499,
-      latency_ms: Math.round((performance.now() - state.started) * 1000) / 1000,
+      latency_ms: Math.round(reply.elapsedTime * 1000) / 1000,
       workspace: request.tenantId || null,
       requestHeaders: request.headers,
       body: keptBody(request.rawBody ?? undefined, request.headers['content-type']),
@@ -318,15 +338,30 @@ export function installJournal(app: FastifyInstance, journal: RequestJournal, cl
       responseHeaders: !raw.headersSent ? {} : typeof block === 'string' ? block : { ...reply.getHeaders() },
     })
   }
+  function recordOnClose(this: WithReply) {
+    const reply = this[REPLY]!
+    record(reply.request, reply)
+  }
 
   app.addHook('onRequest', (request, reply, done) => {
-    if (options.exclude(splitUrl(clientUrl(request))[0])) return done()
-    pending.set(request, { started: performance.now(), time: clock.now(), recorded: false })
-    reply.raw.once('close', () => record(request, reply))
+    if (options.exclude(pathOf(clientUrl(request)))) {
+      request.journalNoted = Noted.Excluded
+      return done()
+    }
+    request.journalNoted = Noted.Yes
+    request.journalAt = clock.now()
+    const raw = reply.raw as typeof reply.raw & WithReply
+    raw[REPLY] = reply
+    raw.on('close', recordOnClose)
     done()
   })
   app.addHook('onResponse', (request, reply, done) => {
     record(request, reply)
     done()
   })
+}
+
+const pathOf = (url: string): string => {
+  const q = url.indexOf('?')
+  return q < 0 ? url : url.slice(0, q)
 }
