@@ -5,6 +5,7 @@ import cors from '@fastify/cors'
 import websocket from '@fastify/websocket'
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { copies, routeUrl, serveCopy } from './copies.js'
+import { lazyRequestLogger } from './logging.js'
 import type { ThreadLog } from './agent/thread-log.js'
 import type { WebhookDelivery } from './agent/webhook-delivery.js'
 import type { EventBus } from './admin/bus.js'
@@ -85,6 +86,7 @@ export function buildApp(options: AppOptions = {}): App {
   const { config, faults, journal, bus, clock } = services
   const app = Fastify({
     loggerInstance: services.log as FastifyBaseLogger,
+    childLoggerFactory: lazyRequestLogger,
     bodyLimit: config.bodyLimit,
     exposeHeadRoutes: false,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
