@@ -1,7 +1,10 @@
 // What an operator or a frontend developer checks first: /info, the OpenAPI document and its docs
 // page, and CORS for a local frontend.
 
+import cors from '@fastify/cors'
+import Fastify from 'fastify'
 import t from 'tap'
+import { CORS_OPTIONS } from '../src/cors.js'
 import { VERSION } from '../src/version.js'
 import { makeApp, START } from './helpers.js'
 
@@ -77,4 +80,30 @@ t.test('CORS: a list of origins admits only those; "none" sends no CORS headers'
   const none = await closed.inject({ method: 'GET', url: '/ok', headers: { origin: 'http://localhost:3000' } })
   t.equal(none.statusCode, 200)
   t.equal(none.headers['access-control-allow-origin'], undefined)
+})
+
+t.test('CORS: every answer carries the headers @fastify/cors itself gives for the same options', async (t) => {
+  // hangar sets them from one hook of its own (cheaper per request); the library answers preflights.
+  const requests = [
+    { method: 'GET', url: '/ok', headers: {} },
+    { method: 'GET', url: '/ok', headers: { origin: 'http://localhost:3000' } },
+    { method: 'GET', url: '/ok', headers: { origin: 'http://evil.test' } },
+    { method: 'OPTIONS', url: '/threads/search', headers: { origin: 'http://localhost:3000', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-api-key' } },
+    { method: 'OPTIONS', url: '/threads/search', headers: { origin: 'http://evil.test', 'access-control-request-method': 'POST' } },
+  ] as const
+  const cors_ = (headers: Record<string, unknown>) => Object.fromEntries(Object.entries(headers).filter(([name]) => name.startsWith('access-control-') || name === 'vary'))
+  for (const origins of [['*'], ['http://localhost:3000', 'https://app.example.com']]) {
+    const library = Fastify()
+    t.teardown(() => library.close())
+    await library.register(cors, { ...CORS_OPTIONS, origin: origins.includes('*') ? '*' : origins })
+    library.get('/ok', async () => ({ ok: true }))
+    library.post('/threads/search', async () => [])
+    const { app } = await makeApp(t, { config: { corsOrigins: origins } })
+    for (const request of requests) {
+      const [theirs, ours] = [await library.inject(request), await app.inject(request)]
+      t.equal(ours.statusCode, theirs.statusCode, `${origins}: ${request.method} ${JSON.stringify(request.headers)}: status`)
+      t.same(cors_(ours.headers), cors_(theirs.headers), `${origins}: ${request.method} ${JSON.stringify(request.headers)}: headers`)
+      t.ok(Object.keys(cors_(ours.headers)).length > 0, 'some CORS header is there to compare')
+    }
+  }
 })
