@@ -68,6 +68,8 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions
    * A read answered from `reads` while nothing in the database changed since it was last
    * computed: the URL (path, prefix and query), workspace and public base determine the answer.
    * Due revision transitions are written first, so a cached answer is never behind the clock.
+   * Its routes' handlers are not async and return nothing: the answer is sent before they return,
+   * and an async handler's promise, adopting the reply (a thenable), cost ~7 µs of a ~70 µs GET.
    */
   const cached = (request: FastifyRequest, reply: FastifyReply, base: string, compute: () => unknown) => {
     deployments.settle()
@@ -84,7 +86,7 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions
       querystring: DeploymentListQuery,
       response: { 200: DeploymentsList, ...errorResponses(422) },
     },
-  }, async (request, reply) => {
+  }, (request, reply) => {
     const q = request.query
     const filter = {
       nameContains: q.name_contains,
@@ -96,7 +98,7 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions
       tagValueIds: csv(q.tag_value_ids),
     }
     const base = publicBase(request, publicUrl)
-    return cached(request, reply, base, () => {
+    cached(request, reply, base, () => {
       const resources = deployments.list(request.tenantId, filter, q.limit!, q.offset!)
       return { resources: resources.map((deployment) => present(request, deployment, base)), offset: nextOffset(q.offset!, resources.length) }
     })
@@ -155,9 +157,9 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions
       params: DeploymentParams,
       response: { 200: Deployment, ...errorResponses(404, 422) },
     },
-  }, async (request, reply) => {
+  }, (request, reply) => {
     const { deployment_id: id } = request.params
-    return cached(request, reply, publicBase(request, publicUrl), () => {
+    cached(request, reply, publicBase(request, publicUrl), () => {
       const deployment = deployments.read(request.tenantId, id)
       if (!deployment) throw deploymentNotFound(id)
       return present(request, deployment)
