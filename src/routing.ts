@@ -88,6 +88,8 @@ export const MAX_PARAM_LENGTH = 65_536
  * the route then answers as the real service does (a 422 on a UUID parameter, say).
  */
 export function lenientUrl(url: string): string {
+  // Only a `%` can make a path undecodable (every request passes here).
+  if (!url.includes('%')) return url
   const q = url.indexOf('?')
   const path = q < 0 ? url : url.slice(0, q)
   try {

@@ -42,6 +42,17 @@ t.test('a request is recorded with its method, path, query, status, clock time, 
   t.match(entry.response_headers['content-type'], /^application\/json/)
 })
 
+t.test('over a socket, the response headers are those that went on the wire, Node\'s own included', async (t) => {
+  const { api, entries } = await journaled(t, { listen: true })
+  const answer = await api.get('/v2/deployments/00000000-0000-4000-8000-000000000000')
+  t.equal(answer.status, 404)
+  const [entry] = await entries()
+  t.equal(entry.status, 404)
+  t.same(Object.keys(entry.response_headers).sort(), ['access-control-allow-origin', 'access-control-expose-headers', 'connection', 'content-length', 'content-type', 'date'])
+  t.equal(entry.response_headers['content-length'], String(Buffer.byteLength(JSON.stringify(answer.body))))
+  t.equal(entry.response_headers.connection, 'keep-alive')
+})
+
 t.test('a request that acts in no workspace is recorded with workspace null', async (t) => {
   const { api, entries } = await journaled(t)
   await api.post('/threads', {})

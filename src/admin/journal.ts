@@ -77,7 +77,7 @@ export interface Recorded {
   workspace: string | null
   requestHeaders: Record<string, unknown>
   body: { bytes: Buffer; contentType: string | undefined; length: number } | undefined
-  /** The raw header block that went on the wire, or the headers Fastify held. */
+  /** The header lines that went on the wire (the raw block without its status line), or the headers Fastify held. */
   responseHeaders: string | Record<string, unknown>
   /** Set on a call hangar made: a run's webhook (its `time` is when it was sent). */
   webhook?: Omit<WebhookCall, 'next_attempt_at' | 'url'> & { url: string; next_attempt_at: number | null }
@@ -197,7 +197,7 @@ function render(entry: Stored): JournalEntry {
     workspace: entry.workspace,
     request_headers: redactHeaders(entry.requestHeaders),
     request_body: entry.body === undefined ? null : renderBody(entry.body.bytes, entry.body.contentType, entry.body.length > entry.body.bytes.length ? entry.body.length : undefined),
-    response_headers: typeof entry.responseHeaders === 'string' ? redactHeaders(parseHeaderBlock(entry.responseHeaders)) : redactHeaders(entry.responseHeaders),
+    response_headers: typeof entry.responseHeaders === 'string' ? redactHeaders(parseHeaderLines(entry.responseHeaders)) : redactHeaders(entry.responseHeaders),
     direction: entry.webhook ? 'outgoing' : 'incoming',
     ...(entry.webhook ? { webhook: renderWebhook(entry.webhook) } : {}),
   }
@@ -213,10 +213,10 @@ function renderWebhook(call: NonNullable<Recorded['webhook']>): WebhookCall {
   }
 }
 
-/** The headers of a raw `HTTP/1.1 …` block, names lowercased, repeated ones as lists. */
-function parseHeaderBlock(block: string): Record<string, string | string[]> {
+/** The headers of raw header lines, names lowercased, repeated ones as lists. */
+function parseHeaderLines(block: string): Record<string, string | string[]> {
   const headers: Record<string, string | string[]> = {}
-  for (const line of block.split('\r\n').slice(1)) {
+  for (const line of block.split('\r\n')) {
     const colon = line.indexOf(':')
     if (colon <= 0) continue
     const name = line.slice(0, colon).trim().toLowerCase()
@@ -335,7 +335,7 @@ export function installJournal(app: FastifyInstance, journal: RequestJournal, cl
       requestHeaders: request.headers,
       body: keptBody(request.rawBody ?? undefined, request.headers['content-type']),
       // What went on the wire (also what a hijacked reply wrote itself), else what Fastify held.
-      responseHeaders: !raw.headersSent ? {} : typeof block === 'string' ? block : { ...reply.getHeaders() },
+      responseHeaders: !raw.headersSent ? {} : typeof block === 'string' ? headerLines(block) : { ...reply.getHeaders() },
     })
   }
   function recordOnClose(this: WithReply) {
@@ -360,6 +360,15 @@ export function installJournal(app: FastifyInstance, journal: RequestJournal, cl
     done()
   })
 }
+
+/**
+ * The header lines of a response's raw header block. Node builds the block by concatenation, a
+ * tree of some thirty string pieces, and writes it joined to the body, so the block itself stays a
+ * tree: kept as it is, each of the ring's entries held those pieces through the GC's young
+ * generation (~4 µs of CPU per request). A substring is made from the block flattened, and keeps
+ * only that one copy.
+ */
+const headerLines = (block: string): string => block.slice(block.indexOf('\r\n') + 2)
 
 const pathOf = (url: string): string => {
   const q = url.indexOf('?')
