@@ -11,7 +11,7 @@ import type { Clock } from '../clock.js'
 import { ownsNamespace, type Caller } from '../domain/agent-users.js'
 import { Forbidden, Unprocessable } from '../domain/errors.js'
 import type { StoreItemRecord, StoreItemRepository } from '../store/store-items.js'
-import { checkFilter, indexedText, lexicalScore, matchesFilter } from './store-search.js'
+import { checkFilter, indexedText, lexicalScorer, matchesFilter } from './store-search.js'
 
 type JsonObject = Record<string, unknown>
 
@@ -144,7 +144,7 @@ export class AgentStore {
 
   /**
    * Items under the prefix that pass the filter: most recently written first, or with a query
-   * ranked by `lexicalScore` (ties keep that order; items indexed `false` are left out). The page
+   * ranked by `lexicalScorer` (ties keep that order; items indexed `false` are left out). The page
    * returned has its ttls refreshed unless told not to.
    */
   search(scope: string, request: StoreSearch, caller: Caller = null): StoreItem[] {
@@ -152,19 +152,36 @@ export class AgentStore {
     checkOwner(caller, request.namespacePrefix)
     const filter = request.filter ?? {}
     checkFilter(filter)
+    const filtered = Object.keys(filter).length > 0
     const now = this.#clock.now()
-    const found = this.#items.under(scope, request.namespacePrefix.join('.'), now)
-      .map((record) => ({ record, value: JSON.parse(record.value) as JsonObject }))
-      .filter(({ value }) => matchesFilter(value, filter))
+    const items = this.#items.scan(scope, request.namespacePrefix.join('.'), now)
     const query = request.query ?? ''
-    const page = query === ''
-      ? found.slice(request.offset, request.offset + request.limit).map(({ record }) => ({ record, score: undefined }))
-      : found
-        .map(({ record, value }) => ({ record, text: indexedText(value, JSON.parse(record.indexFields ?? 'null') as false | string[] | null) }))
-        .filter((each): each is { record: StoreItemRecord; text: string } => each.text !== null)
-        .map(({ record, text }, rank) => ({ record, rank, score: lexicalScore(query, text) }))
-        .sort((a, b) => b.score - a.score || a.rank - b.rank)
-        .slice(request.offset, request.offset + request.limit)
+    const page: { record: StoreItemRecord; score: number | undefined }[] = []
+    if (query === '') {
+      // In order: rows are read (and values parsed) only until the page is full.
+      let skipped = 0
+      for (const record of items) {
+        if (page.length >= request.limit) break
+        if (filtered && !matchesFilter(JSON.parse(record.value) as JsonObject, filter)) continue
+        if (skipped < request.offset) skipped++
+        else page.push({ record, score: undefined })
+      }
+    } else {
+      // Every item is ranked; a value is parsed only when a filter or its index fields need it (the
+      // whole document's text is the JSON stored, which JSON.stringify wrote).
+      const score = lexicalScorer(query)
+      const ranked: { record: StoreItemRecord; rank: number; score: number }[] = []
+      for (const record of items) {
+        const index = record.indexFields === null ? null : JSON.parse(record.indexFields) as false | string[] | null
+        if (index === false) continue
+        const value = filtered || index !== null ? JSON.parse(record.value) as JsonObject : undefined
+        if (filtered && !matchesFilter(value!, filter)) continue
+        const text = index === null ? record.value : indexedText(value!, index)!
+        ranked.push({ record, rank: ranked.length, score: score(text) })
+      }
+      ranked.sort((a, b) => b.score - a.score || a.rank - b.rank)
+      page.push(...ranked.slice(request.offset, request.offset + request.limit))
+    }
     this.#refresh(page.map((each) => each.record), request.refreshTtl, now)
     return page.map(({ record, score }) => (score === undefined ? present(record) : { ...present(record), score }))
   }

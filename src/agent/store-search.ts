@@ -104,10 +104,21 @@ export function indexedText(value: JsonObject, index: false | string[] | null): 
 
 /** The share of the query's distinct terms found in the text: from 0 (none) to 1 (all). */
 export function lexicalScore(query: string, text: string): number {
-  const wanted = new Set(terms(query))
-  if (wanted.size === 0) return 0
-  const present = new Set(terms(text))
-  let found = 0
-  for (const term of wanted) if (present.has(term)) found++
-  return found / wanted.size
+  return lexicalScorer(query)(text)
+}
+
+/**
+ * `lexicalScore` for one query over many texts. A term is one of the text's terms when it occurs in
+ * the lower-cased text with no letter or digit on either side: each is looked for with a pattern made
+ * once, rather than every text split into its terms.
+ */
+export function lexicalScorer(query: string): (text: string) => number {
+  const wanted = [...new Set(terms(query))].map((term) => new RegExp(`(?<![\\p{L}\\p{N}])${term}(?![\\p{L}\\p{N}])`, 'u'))
+  if (wanted.length === 0) return () => 0
+  return (text) => {
+    const lower = text.toLowerCase()
+    let found = 0
+    for (const term of wanted) if (term.test(lower)) found++
+    return found / wanted.length
+  }
 }

@@ -44,6 +44,21 @@ const toRecord = (row: Row): StoreItemRecord => ({
   updatedAt: row.updated_at,
 })
 
+/** A row's COLUMNS, in their order. */
+type Columns = [Row['seq'], Row['namespace'], Row['key'], Row['value'], Row['index_fields'], Row['ttl_minutes'], Row['expires_at'], Row['created_at'], Row['updated_at']]
+
+const fromColumns = (c: Columns): StoreItemRecord => ({
+  seq: c[0],
+  namespace: c[1],
+  key: c[2],
+  value: c[3],
+  indexFields: c[4],
+  ttlMinutes: c[5],
+  expiresAt: c[6],
+  createdAt: c[7],
+  updatedAt: c[8],
+})
+
 const COLUMNS = 'seq, namespace, key, value, index_fields, ttl_minutes, expires_at, created_at, updated_at'
 /** Rows still alive at @now. */
 const ALIVE = '(expires_at IS NULL OR expires_at > @now)'
@@ -73,12 +88,14 @@ export class StoreItemRepository {
       expire: db.prepare<{ now: number }>('DELETE FROM store_items WHERE expires_at <= @now'),
       setExpiry: db.prepare<{ seq: number; expiresAt: number }>('UPDATE store_items SET expires_at = @expiresAt WHERE seq = @seq'),
       // Under a prefix of labels ('' is every namespace), the most recently written first.
-      under: db.prepare<{ scope: string; prefix: string; now: number }, Row>(
+      // Rows as arrays (`raw`): better-sqlite3 makes an object a property at a time, which was half
+      // of reading a thousand items; `fromColumns` makes the records in JavaScript.
+      under: db.prepare<{ scope: string; prefix: string; now: number }, Columns>(
         `SELECT ${COLUMNS} FROM store_items
           WHERE scope = @scope AND ${ALIVE}
             AND (@prefix = '' OR namespace = @prefix OR substr(namespace, 1, length(@prefix) + 1) = @prefix || '.')
           ORDER BY updated_at DESC, seq DESC`,
-      ),
+      ).raw(),
       namespaces: db.prepare<{ scope: string; now: number }, string>(
         `SELECT DISTINCT namespace FROM store_items WHERE scope = @scope AND ${ALIVE}`,
       ).pluck(),
@@ -117,9 +134,13 @@ export class StoreItemRepository {
     })()
   }
 
-  /** The live items whose namespace is `prefix` or lies under it ('' for all), most recently written first. */
-  under(scope: string, prefix: string, now: number): StoreItemRecord[] {
-    return this.#sql.under.all({ scope, prefix, now }).map(toRecord)
+  /**
+   * The live items whose namespace is `prefix` or lies under it ('' for all), most recently written
+   * first, one at a time: a caller that stops early reads no more rows. Nothing else may use the
+   * connection until the iteration ends (better-sqlite3 refuses it).
+   */
+  *scan(scope: string, prefix: string, now: number): Generator<StoreItemRecord, void, undefined> {
+    for (const columns of this.#sql.under.iterate({ scope, prefix, now }) as IterableIterator<Columns>) yield fromColumns(columns)
   }
 
   /** Every namespace that holds a live item, in no particular order. */
