@@ -21,7 +21,7 @@ const PHASES = join(ROOT, 'bench', 'startup-phases.mjs')
 export const STARTUP_RATIO_TARGET = 1.5
 export const EMBED_TARGET_MS = 30
 
-const DEPENDENCIES = ['fastify', 'better-sqlite3', '@fastify/swagger', '@fastify/swagger-ui', '@fastify/cors', '@sinclair/typebox', 'pino', 'close-with-grace', 'uuid']
+const DEPENDENCIES = ['fastify', 'better-sqlite3', '@fastify/swagger', '@fastify/swagger-ui', '@sinclair/typebox', 'pino', 'close-with-grace', 'uuid']
 
 /**
  * Runs `node ...args` to its end; resolves with its stdout and the wall time from spawn to exit.

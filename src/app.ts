@@ -4,7 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import websocket from '@fastify/websocket'
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { copies, routeUrl, serveCopy } from './copies.js'
-import { installCors } from './cors.js'
+import { cors } from './cors.js'
 import { lazyRequestLogger } from './logging.js'
 import type { ThreadLog } from './agent/thread-log.js'
 import type { WebhookDelivery } from './agent/webhook-delivery.js'
@@ -120,7 +120,7 @@ export function buildApp(options: AppOptions = {}): App {
   installJournal(app, journal, clock, { exclude: isHangarOwnPath })
   installFaults(app, faults, clock, { exclude: isHangarOwnPath })
   // Browsers may call hangar (token URLs, streams) from the configured origins and read the headers clients use.
-  if (!config.corsOrigins.includes('none')) installCors(app, config.corsOrigins)
+  if (!config.corsOrigins.includes('none')) app.register(cors, { origins: config.corsOrigins })
   // The control plane under /api-host and each deployment's agent server under its prefix, routed as their root paths.
   app.register(copies, { admit: (id, workspace) => services.deployedAgents.admit(id, workspace) })
   // The session protocol's WebSocket (a thread's events and commands on one socket).

@@ -82,16 +82,18 @@ t.test('CORS: a list of origins admits only those; "none" sends no CORS headers'
   t.equal(none.headers['access-control-allow-origin'], undefined)
 })
 
-t.test('CORS: every answer carries the headers @fastify/cors itself gives for the same options', async (t) => {
-  // hangar sets them from one hook of its own (cheaper per request); the library answers preflights.
+t.test('CORS: every answer and preflight carries the headers @fastify/cors itself gives for the same options', async (t) => {
+  // hangar's own hook and preflight route (src/cors.ts, cheaper) against the library, answer for answer.
   const requests = [
     { method: 'GET', url: '/ok', headers: {} },
     { method: 'GET', url: '/ok', headers: { origin: 'http://localhost:3000' } },
     { method: 'GET', url: '/ok', headers: { origin: 'http://evil.test' } },
     { method: 'OPTIONS', url: '/threads/search', headers: { origin: 'http://localhost:3000', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-api-key' } },
     { method: 'OPTIONS', url: '/threads/search', headers: { origin: 'http://evil.test', 'access-control-request-method': 'POST' } },
+    { method: 'OPTIONS', url: '/no/such/path', headers: { origin: 'http://localhost:3000', 'access-control-request-method': 'DELETE' } },
   ] as const
-  const cors_ = (headers: Record<string, unknown>) => Object.fromEntries(Object.entries(headers).filter(([name]) => name.startsWith('access-control-') || name === 'vary'))
+  const cors_ = (headers: Record<string, unknown>, method: string) => Object.fromEntries(Object.entries(headers)
+    .filter(([name]) => name.startsWith('access-control-') || name === 'vary' || (method === 'OPTIONS' && name === 'content-length')))
   for (const origins of [['*'], ['http://localhost:3000', 'https://app.example.com']]) {
     const library = Fastify()
     t.teardown(() => library.close())
@@ -102,8 +104,10 @@ t.test('CORS: every answer carries the headers @fastify/cors itself gives for th
     for (const request of requests) {
       const [theirs, ours] = [await library.inject(request), await app.inject(request)]
       t.equal(ours.statusCode, theirs.statusCode, `${origins}: ${request.method} ${JSON.stringify(request.headers)}: status`)
-      t.same(cors_(ours.headers), cors_(theirs.headers), `${origins}: ${request.method} ${JSON.stringify(request.headers)}: headers`)
-      t.ok(Object.keys(cors_(ours.headers)).length > 0, 'some CORS header is there to compare')
+      const what = `${origins}: ${request.method} ${request.url} ${JSON.stringify(request.headers)}`
+      t.same(cors_(ours.headers, request.method), cors_(theirs.headers, request.method), `${what}: headers`)
+      t.ok(Object.keys(cors_(ours.headers, request.method)).length > 0, 'some CORS header is there to compare')
+      if (request.method === 'OPTIONS') t.equal(ours.body, theirs.body, `${what}: body`)
     }
   }
 })
