@@ -3,10 +3,10 @@
 // `access-control-allow-origin: *` and its exposed headers, Origin or not (docs/agent-server-wire.md §1.3).
 //
 // Hand-written rather than @fastify/cors, for cost, with the library's answers: its hook rebuilt its
-// options and the route's options (twice) on every request, about a tenth of a simple GET's CPU, and
-// keeping its preflight route apart in a scope of its own cost ~3 ms per app. Here one hook, computed
-// once, sets the headers of every answer, and one route answers preflights. test/operability.test.ts
-// compares both, header for header, with what @fastify/cors gives for the same options.
+// options and the route's options (twice) on every request, about a tenth of a simple GET's CPU.
+// Here one hook, computed once, sets the headers of every answer, and one route answers preflights.
+// test/operability.test.ts compares both, header for header, with what @fastify/cors gives for the
+// same options.
 
 import fp from 'fastify-plugin'
 
