@@ -1,8 +1,11 @@
 // The request journal: what it records, what it hides, how it is bounded and filtered.
 
 import { request as httpRequest, type IncomingMessage } from 'node:http'
+import { isDeepStrictEqual } from 'node:util'
+import fc from 'fast-check'
 import t, { type Test } from 'tap'
 import type { FastifyPluginAsync } from 'fastify'
+import { journalEntry, RequestJournal, type Recorded } from '../src/admin/journal.js'
 import { SseWriter } from '../src/sse/writer.js'
 import { githubDeployment, makeApp, serveApp, START, TENANT_A, TENANT_B, until } from './helpers.js'
 
@@ -255,4 +258,60 @@ t.test('a journal of size 0 records nothing', async (t) => {
   const { app, api } = await journaled(t, { capacity: 0 })
   await app.inject({ method: 'GET', url: '/nowhere' })
   t.same((await api.get('/_hangar/requests')).body, { requests: [], size: 0, capacity: 0 })
+})
+
+// An entry's text is kept in the ring's bytes, not as the object it came as: what the journal shows
+// must be what the object showed, whatever its strings hold.
+// What a text encoding could lose: lone surrogates, astral characters, Latin-1, line ends; and, in
+// fewer strings (an entry holding one is kept as an object), NUL, the separator.
+const special = ['a', 'Z', '\ud800', '\udc00', '😀', 'é', '\xff', ':', ' ', '\r\n', '__proto__']
+const anyText = fc.oneof(
+  { weight: 8, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) },
+  { weight: 8, arbitrary: fc.string({ unit: fc.constantFrom(...special), maxLength: 12 }) },
+  { weight: 1, arbitrary: fc.string({ unit: fc.constantFrom(...special, '\0'), maxLength: 12 }) },
+)
+const recorded: fc.Arbitrary<Recorded> = fc.record({
+  time: fc.integer({ min: 0, max: 4_102_444_800_000 }),
+  method: fc.oneof(fc.constantFrom('GET', 'POST', 'DELETE'), anyText),
+  path: anyText.map((p) => `/${p}`),
+  query: anyText,
+  status: fc.integer({ min: 0, max: 999 }),
+  latency_ms: fc.double({ min: 0, max: 1e6, noNaN: true }),
+  workspace: fc.option(anyText),
+  requestHeaders: fc.dictionary(anyText, fc.oneof({ weight: 5, arbitrary: anyText }, { weight: 1, arbitrary: fc.array(anyText, { maxLength: 2 }) }), { maxKeys: 6 }),
+  body: fc.option(anyText.map((text) => ({ bytes: Buffer.from(text), contentType: 'text/plain', length: Buffer.byteLength(text) })), { nil: undefined }),
+  responseHeaders: fc.oneof({ weight: 5, arbitrary: fc.array(fc.tuple(anyText, anyText)).map((lines) => lines.map(([n, v]) => `${n}: ${v}\r\n`).join('')) }, { weight: 1, arbitrary: fc.dictionary(anyText, anyText, { maxKeys: 3 }) }),
+})
+
+t.test('an entry kept in the ring\'s bytes shows exactly as the object it was recorded from', async (t) => {
+  let kept = 0
+  fc.assert(fc.property(fc.array(recorded, { minLength: 1, maxLength: 7 }), (entries) => {
+    const journal = new RequestJournal(3)
+    const ids = entries.map((entry) => journal.record(entry)!)
+    const expected = entries.map((entry, i) => journalEntry({ ...entry, id: ids[i]! })).slice(-3).reverse()
+    kept += Math.min(entries.length, 3) - journal.objectsKept
+    return isDeepStrictEqual(journal.list(), expected)
+  }), { numRuns: 2000 })
+  t.ok(kept > 1000, `entries were kept as text (${kept}), not only as objects`)
+})
+
+t.test('requests over a socket are kept in the ring\'s bytes; one larger than a slot as it came, shown the same', async (t) => {
+  const { app, entries } = await journaled(t, { listen: true })
+  const { journal } = app.emulator
+  const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+  const headers = { 'x-api-key': 'k', 'content-type': 'application/json', 'x-note': 'café' }
+  t.equal((await fetch(`${base}/v2/deployments?limit=2&name_contains=é`, { headers })).status, 200)
+  t.equal((await fetch(`${base}/threads`, { method: 'POST', headers, body: '{"metadata":{"n":1}}' })).status, 200)
+  t.equal(journal.objectsKept, 0, 'both kept as text')
+  const long = 'v'.repeat(3000)
+  t.equal((await fetch(`${base}/v2/deployments`, { headers: { ...headers, 'x-long': long } })).status, 200)
+  t.equal(journal.objectsKept, 1, 'the request with a 3,000-byte header is kept as an object')
+  const [big, post, get] = await entries()
+  t.equal(big.request_headers['x-long'], long)
+  t.match(post, { method: 'POST', path: '/threads', request_body: '{"metadata":{"n":1}}', status: 200 })
+  t.match(get, { method: 'GET', path: '/v2/deployments', query: 'limit=2&name_contains=%C3%A9', status: 200 })
+  t.equal(get.request_headers['x-note'], 'café', 'a Latin-1 byte (é is 0xE9 on the wire) is kept as its character')
+  t.equal(get.request_headers['x-api-key'], '[redacted]')
+  t.equal(get.response_headers['content-type'], 'application/json; charset=utf-8')
+  t.match(get.response_headers, { connection: 'keep-alive', date: /GMT$/ })
 })

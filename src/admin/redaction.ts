@@ -11,7 +11,8 @@ const SECRET_FIELDS: ReadonlySet<string> = new Set(['client_secret', 'token', 'a
 
 /** Header names lowercased; credentials and cookies replaced by `[redacted]`. */
 export function redactHeaders(headers: Record<string, unknown>): HeaderMap {
-  const out: HeaderMap = {}
+  // Without a prototype, a header named `__proto__` is one more header, not the object's prototype.
+  const out = Object.create(null) as HeaderMap
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined) continue
     const key = name.toLowerCase()
