@@ -229,7 +229,7 @@ function document() {
     '  (`POST /threads/{id}/stream/events` for SSE, the WebSocket on that path with `subscription.subscribe`;',
     '  every channel, the run\'s events so far replayed), then the clock moves one second and the time from',
     '  that request to the next event at each subscriber is taken: p50 and max over the subscribers, the',
-    '  median of ' + (results.protocol ? `${results.protocol.settings.rounds} round(s)` : 'the rounds') + ' after one round not measured (the first ran cold). The bare app holds the same number of SSE streams / `ws` sockets, each',
+    '  median of ' + (results.protocol ? Object.entries(results.protocol.settings.rounds).map(([n, r]) => `${r} rounds (${n})`).join(', ') : 'the rounds') + ', after one round not measured (the first ran cold). The bare app holds the same number of SSE streams / `ws` sockets, each',
     '  with frames of the sizes hangar replayed, and writes one event of the size of hangar\'s next to all.',
     '- Store: one hangar, `--db` a temporary file, ' + (results.store ? `${results.store.seeded}` : '1,000') + ' items seeded in one namespace; autocannon as for',
     '  throughput: `POST /store/items/search` with a filter, then with a `query`, then `PUT /store/items`',
