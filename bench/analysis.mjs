@@ -146,7 +146,7 @@ export function analysis(key, results) {
       return [
         `RSS grew from ${fmt(mib(m.firstKiB))} to ${fmt(mib(m.totalKiB))} MiB. With a file database the data is not in the`,
         'process; what can grow is SQLite\'s page cache (bounded by `cache_size`), V8\'s heap (the journal is a',
-        'fixed ring, its text in 4 KiB a slot outside the heap), and the per-deployment `seededScopes` set of',
+        'fixed ring, its text in 1 KiB a slot outside the heap), and the per-deployment `seededScopes` set of',
         'app.ts (only deployments whose agent server was called). Run `node --heapsnapshot-signal=SIGUSR2 dist/server.js` under the same mix and compare two',
         'snapshots to see which objects are retained.',
       ].join('\n')

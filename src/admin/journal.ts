@@ -106,9 +106,15 @@ export interface OnRecord {
 }
 
 /** Bytes of text a slot holds: an entry's strings (`entryText`), then its response's header lines. */
-const SLOT_BYTES = 4096
+const SLOT_BYTES = 1024
 /** Slots per block of bytes; a block is allocated when its first slot is used. */
-const BLOCK_SLOTS = 64
+const BLOCK_SLOTS = 256
+
+/**
+ * Whether `write()` may have cut `text`, having written `written` of at most `room` bytes: it
+ * writes whole characters only, so a text it cut filled the room to within 3 bytes.
+ */
+const cut = (text: string, written: number, room: number): boolean => written > room - 4 && Buffer.byteLength(text) !== written
 
 /** How a slot holds its entry. */
 const enum Slot {
@@ -126,8 +132,9 @@ const enum Slot {
  * for the GC to copy it from its young generation and promote it. Kept as objects (the entry, the
  * request's header object and its strings, the response's header lines), 1,000 entries cost a
  * request ~4 µs of GC work, more than the rest of the journal. So an entry's numbers go to typed
- * arrays and its strings, as one text and the header lines, into bytes the ring allocated once:
- * nothing of it stays on the heap but a request's body (a Buffer, its bytes outside the heap).
+ * arrays and its strings, as one text and the header lines, into 1 KiB of bytes the ring allocated
+ * once: nothing of it stays on the heap but a request's body (a Buffer, its bytes outside the heap).
+ * What does not fit (a browser's request with its cookies may not) is kept as it came.
  */
 export class RequestJournal {
   readonly capacity: number
@@ -258,14 +265,18 @@ export class RequestJournal {
     const lines = entry.responseHeaders
     if (typeof lines !== 'string') return false
     const text = entryText(entry)
-    // UTF-16 keeps every string as it was (UTF-8 would not keep a lone surrogate), at 2 bytes a unit.
-    if (text === undefined || (text.length + lines.length) * 2 > SLOT_BYTES) return false
+    // UTF-8 gives back every string but one holding a lone surrogate, which only a request made in
+    // process can (Node's parser reads bytes as Latin-1): such an entry is kept as an object.
+    if (text === undefined || !text.isWellFormed() || !lines.isWellFormed()) return false
     const blockIndex = (slot / BLOCK_SLOTS) | 0
     const block = (this.#blocks[blockIndex] ??= Buffer.allocUnsafeSlow(Math.min(BLOCK_SLOTS, this.capacity - blockIndex * BLOCK_SLOTS) * SLOT_BYTES))
     const start = (slot % BLOCK_SLOTS) * SLOT_BYTES
-    const textBytes = block.write(text, start, 'utf16le')
+    const textBytes = block.write(text, start, SLOT_BYTES, 'utf8')
+    if (cut(text, textBytes, SLOT_BYTES)) return false
+    const lineBytes = lines === '' ? 0 : block.write(lines, start + textBytes, SLOT_BYTES - textBytes, 'utf8')
+    if (cut(lines, lineBytes, SLOT_BYTES - textBytes)) return false
     this.#textBytes[slot] = textBytes
-    this.#lineBytes[slot] = lines === '' ? 0 : block.write(lines, start + textBytes, 'utf16le')
+    this.#lineBytes[slot] = lineBytes
     return true
   }
 
@@ -276,7 +287,7 @@ export class RequestJournal {
     const block = this.#blocks[(slot / BLOCK_SLOTS) | 0]!
     const start = (slot % BLOCK_SLOTS) * SLOT_BYTES
     const end = start + this.#textBytes[slot]!
-    const [method, path, query, workspace, ...headers] = block.toString('utf16le', start, end).split(SEPARATOR) as [string, string, string, string, ...string[]]
+    const [method, path, query, workspace, ...headers] = block.toString('utf8', start, end).split(SEPARATOR) as [string, string, string, string, ...string[]]
     // Without a prototype, a header named `__proto__` is kept like any other.
     const requestHeaders = Object.create(null) as Record<string, string>
     for (let i = 0; i < headers.length; i += 2) requestHeaders[headers[i]!] = headers[i + 1]!
@@ -287,7 +298,7 @@ export class RequestJournal {
       status: this.#statuses[slot]!,
       latency_ms: this.#latencies[slot]!,
       body: this.#bodies[slot],
-      responseHeaders: block.toString('utf16le', end, end + this.#lineBytes[slot]!),
+      responseHeaders: block.toString('utf8', end, end + this.#lineBytes[slot]!),
     }
   }
 }
