@@ -307,7 +307,8 @@ export class RequestJournal {
  * An entry's strings as one text: method, path, query, workspace (empty for none), then each
  * request header's name and value, all separated by NUL, which neither the HTTP parser nor Node's
  * header checks let into any of them. Undefined when one holds it anyway (a request made in
- * process, `inject`) or a header is not one string: such an entry is kept as an object.
+ * process, `inject`), when the workspace is '' (which the text reads as none) or when a header is
+ * not one string: such an entry is kept as an object.
  */
 function entryText(entry: Recorded): string | undefined {
   const { method, path, query, workspace } = entry
