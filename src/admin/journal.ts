@@ -243,8 +243,9 @@ export class RequestJournal {
     for (let i = 1; i <= this.#size && out.length < limit; i++) {
       const slot = (this.#next - i + this.capacity) % this.capacity
       if (filter.since_id !== undefined && this.#ids[slot]! <= filter.since_id) break
-      const entry = (this.#rendered[slot] ??= journalEntry(this.#read(slot)))
-      if (accepts(entry)) out.push(entry)
+      // Decoding a slot is cheap; rendering (redaction, bodies) is done only for the entries listed.
+      const stored = this.#read(slot)
+      if (accepts(stored)) out.push((this.#rendered[slot] ??= journalEntry(stored)))
     }
     return out
   }
@@ -367,8 +368,8 @@ function parseHeaderLines(block: string): Record<string, string | string[]> {
   return headers
 }
 
-function compileFilter(filter: JournalFilter): (entry: JournalEntry) => boolean {
-  const checks: ((entry: JournalEntry) => boolean)[] = []
+function compileFilter(filter: JournalFilter): (entry: Stored) => boolean {
+  const checks: ((entry: Stored) => boolean)[] = []
   if (filter.method) {
     const method = filter.method.toUpperCase()
     checks.push((e) => e.method === method)
@@ -388,8 +389,8 @@ function compileFilter(filter: JournalFilter): (entry: JournalEntry) => boolean 
     } else checks.push((e) => e.status === Number(status))
   }
   if (filter.direction) {
-    const direction = filter.direction
-    checks.push((e) => e.direction === direction)
+    const outgoing = filter.direction === 'outgoing'
+    checks.push((e) => (e.webhook !== undefined) === outgoing)
   }
   if (filter.workspace) {
     const workspace = filter.workspace.toLowerCase()
