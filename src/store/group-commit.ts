@@ -1,10 +1,13 @@
 // Group commit: the writes made by one piece of work (a request's handler, a timer, a clock move
 // waking a thousand runs) and the promise chains it starts share one SQLite transaction, committed
-// once they stop writing: at the first microtask that finds no write since the one before it. A
-// request that wrote is answered only after that commit (see `durable()` and the onSend hook in
-// app.ts), so "acknowledged means on disk" holds as before, but a thousand run steps woken together
-// pay for one commit, and a request pays for one where it paid for two or three (its own
-// transactions, `settle()`'s).
+// once that burst is over: when no tick and no microtask is left, before the event loop takes the
+// next timer or I/O callback. A request that wrote is answered only after that commit (see
+// `durable()` and the onSend hook in app.ts), so "acknowledged means on disk" holds as before, but
+// a thousand run steps woken together pay for one commit, and a run pays for one or two.
+//
+// Not at the first microtask that finds no write since the one before it, as this did first: a
+// run's outputs pass through async generators several levels deep, each item taking more than one
+// microtask, so nearly every event a run logged was a transaction of its own (~24 per run).
 //
 // Not at the end of the event-loop turn (setImmediate), which would batch more: the commit, and so
 // every answer and streamed event, would then come after timers and callbacks already queued, and a
@@ -148,14 +151,14 @@ export class GroupCommit {
     this.#begin()
     const opened = new Batch()
     this.#batch = opened
-    let seen = this.#writes
-    const quiet = () => {
-      if (this.#batch !== opened) return
-      if (this.#writes === seen) return this.commit()
-      seen = this.#writes
-      queueMicrotask(quiet)
+    const drained = () => {
+      if (this.#batch === opened) this.commit()
     }
-    queueMicrotask(quiet)
+    // After the burst this write belongs to. Node runs every queued tick, then every microtask
+    // (those they queue too), and again while either queue holds one, before it takes a timer or an
+    // I/O callback. The microtask queued here by a tick goes behind those the current work already
+    // queued, and the tick it queues runs only once the microtask queue is empty.
+    process.nextTick(() => queueMicrotask(() => process.nextTick(drained)))
   }
 
   /**
