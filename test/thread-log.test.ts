@@ -9,11 +9,13 @@ import { openDatabase } from '../src/store/db.js'
 import { migrate } from '../src/store/migrations.js'
 import { ThreadEventRepository } from '../src/store/thread-events.js'
 import { ThreadRepository } from '../src/store/threads.js'
+import { GroupCommit } from '../src/store/group-commit.js'
 import { START, turns } from './helpers.js'
 
 const ALL: EventFilter = { channels: ['values', 'custom', 'lifecycle'] }
 
-function setUp(t: Test) {
+/** `grouped`: the log knows of the connection's group commit, as the server's does (Services). */
+function setUp(t: Test, { grouped = false } = {}) {
   const db = openDatabase(':memory:')
   migrate(db)
   t.teardown(() => db.close())
@@ -24,10 +26,12 @@ function setUp(t: Test) {
   let reads = 0
   const after = events.after.bind(events)
   events.after = (...args: Parameters<typeof events.after>) => (reads++, after(...args))
-  const log = new ThreadLog({ events, threads, clock })
+  const group = GroupCommit.of(db)!
+  const commits = grouped ? { durable: () => group.durable(), onCommitted: (listener: () => void) => group.onSettled(listener) } : undefined
+  const log = new ThreadLog({ events, threads, clock, commits })
   const thread = threads.create('', '00000000-0000-4000-8000-000000000001', {})
   const append = (method: string, data: unknown, namespace: string[] = []) => log.append('', thread, null, { method, namespace, data })
-  return { log, thread, append, reads: () => reads }
+  return { log, thread, append, reads: () => reads, group }
 }
 
 /**
@@ -41,6 +45,8 @@ function follower(log: ThreadLog, threadId: string, filter: EventFilter, since: 
   let queued = false
   const step = () => {
     queued = false
+    const pending = cursor.pending()
+    if (pending) return void pending.then(wake, wake)
     const row = cursor.next()
     if (!row) return
     if (matches(filter, row.method, log.namespaceOf(row))) seen.push([row.seq, row.method])
@@ -106,4 +112,52 @@ t.test('a follower alone reads for itself; the shared page goes when the last fo
   t.equal(reads() - before, 2, 'a new follower reads the log itself (its page, then nothing after it)')
   t.equal(again.seen.length, 2, 'and gets everything: nothing stale was kept for it')
   await again.stop()
+})
+
+t.test('followers of a thread a run is writing to wait for its writes to commit, then read them in one page together', async (t) => {
+  const { log, thread, append, reads, group } = setUp(t, { grouped: true })
+  append('values', { n: 0 })
+  await turns(2)
+  const followers = Array.from({ length: 20 }, () => follower(log, thread.thread_id, ALL, 0))
+  await turns(10)
+  t.same(followers[0].seen.map(([, m]) => m), ['values'], 'what was committed before they came')
+
+  let woken = 0
+  const unwatch = log.watch('', thread.thread_id, () => woken++)
+
+  // A run's step: appends a microtask or more apart, as its outputs come through its generators.
+  const step = async (from: number, onAppend: (n: number) => void = () => {}) => {
+    const seqs: number[] = []
+    for (let n = from; n < from + 5; n++) {
+      seqs.push(append('values', { n }))
+      for (let i = 0; i < 3; i++) await Promise.resolve()
+      onAppend(n)
+    }
+    return seqs
+  }
+  const before = reads()
+  const seqs = await step(1)
+  t.ok(group.durable(), 'the writes are not committed yet')
+  t.equal(woken, 0, 'followers are not woken while the run writes')
+  t.equal(followers[0].seen.length, 1, 'nobody is handed a row that is not on disk')
+  t.equal(reads() - before, 0, 'nobody reads the log while the run writes')
+  await group.durable()
+  await turns(10)
+  t.equal(woken, 1, 'they are woken once, when the writes committed')
+  t.equal(reads() - before, 2, 'then one read of the new page and one finding nothing after it serve all 20')
+  for (const f of followers) t.same(f.seen.slice(1).map(([seq]) => seq), seqs, 'each got every row once, in order')
+  unwatch()
+
+  // One that starts following while the run writes gets what is committed, and the rest once it is.
+  let latecomer: ReturnType<typeof follower> | undefined
+  const next = await step(6, (n) => {
+    if (n === 7) latecomer = follower(log, thread.thread_id, ALL, 0)
+  })
+  await Promise.resolve()
+  t.same(latecomer!.seen.map(([seq]) => seq), [seqs[0] - 1, ...seqs], 'a follower that starts meanwhile gets only what is committed')
+  await group.durable()
+  await turns(10)
+  t.same(latecomer!.seen.map(([seq]) => seq), [seqs[0] - 1, ...seqs, ...next], 'and the rest after the commit')
+  t.same(followers[0].seen.map(([seq]) => seq), latecomer!.seen.map(([seq]) => seq))
+  for (const f of [...followers, latecomer!]) await f.stop()
 })

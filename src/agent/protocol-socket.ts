@@ -160,6 +160,17 @@ export class ProtocolSocket {
    */
   #wake(): void {
     if (this.#closed || this.#waking) return
+    const pending = this.#cursor.pending()
+    if (pending) {
+      // Lost or committed, the log then holds what it will hold: read it.
+      const resume = () => {
+        this.#waking = false
+        this.#wake()
+      }
+      this.#waking = true
+      pending.then(resume, resume)
+      return
+    }
     const row = this.#cursor.next()
     if (!row) return
     this.#deliver(row)

@@ -66,10 +66,20 @@ export class ThreadLog {
 
   /** Per thread, the first seq appended in the group of writes still open (cleared as each group ends). */
   readonly #uncommitted = new Map<string, number>()
+  /** Followed threads appended to in the group of writes still open: their followers are woken once it ends. */
+  readonly #wakeAtCommit = new Set<string>()
 
   constructor(options: ThreadLogOptions) {
     this.#o = options
-    options.commits?.onCommitted(() => this.#uncommitted.clear())
+    options.commits?.onCommitted(() => {
+      this.#uncommitted.clear()
+      if (this.#wakeAtCommit.size === 0) return
+      const names = [...this.#wakeAtCommit]
+      this.#wakeAtCommit.clear()
+      queueMicrotask(() => {
+        for (const name of names) this.#appended.emit(name)
+      })
+    })
     // Every open stream listens on its thread; many of them are normal, not a leak.
     this.#appended.setMaxListeners(0)
   }
@@ -81,9 +91,15 @@ export class ThreadLog {
     // later rolls back must not have been sent.
     const name = key(scope, thread.thread_id)
     this.#pages.delete(name)
-    if (!this.#uncommitted.has(name) && this.#o.commits?.durable()) this.#uncommitted.set(name, seq)
+    const open = this.#o.commits?.durable() ?? null
+    if (open && !this.#uncommitted.has(name)) this.#uncommitted.set(name, seq)
     // Nobody follows most threads: then there is no one to wake (a follower that comes later reads the log first).
-    if (this.#appended.listenerCount(name) > 0) queueMicrotask(() => this.#appended.emit(name))
+    if (this.#appended.listenerCount(name) === 0) return seq
+    // A row in an open group of writes is sent only once the group commits: its followers are woken
+    // then, once, and read together what the run wrote meanwhile (one page), where waking them at
+    // each append would have each of them check a hundred times and read alone.
+    if (open) this.#wakeAtCommit.add(name)
+    else queueMicrotask(() => this.#appended.emit(name))
     return seq
   }
 
@@ -99,7 +115,10 @@ export class ThreadLog {
     return thread ? this.#o.events.after(thread.seq, since, limit) : []
   }
 
-  /** Calls `listener` whenever an event is appended to the thread's log; returns the function that stops it. */
+  /**
+   * Calls `listener` whenever an event is appended to the thread's log (events appended in an open
+   * group of writes: once, when it commits); returns the function that stops it.
+   */
   watch(scope: string, threadId: string, listener: () => void): () => void {
     const name = key(scope, threadId)
     this.#appended.on(name, listener)
@@ -122,8 +141,13 @@ export class ThreadLog {
    * the run writes after it.
    */
   committed(scope: string, threadId: string, row: ThreadEventRow): Promise<void> | null {
+    return this.committedFrom(scope, threadId, row.seq)
+  }
+
+  /** As `committed`, for the row `seq` whether it is written yet or not (see LogCursor.pending). */
+  committedFrom(scope: string, threadId: string, seq: number): Promise<void> | null {
     const first = this.#uncommitted.get(key(scope, threadId))
-    return first === undefined || row.seq < first ? null : (this.#o.commits?.durable() ?? null)
+    return first === undefined || seq < first ? null : (this.#o.commits?.durable() ?? null)
   }
 
   /** The event as an SSE stream writes it (its method as the event name, its seq as the id), made once per row. */
@@ -183,6 +207,17 @@ export class LogCursor {
     this.#scope = scope
     this.#threadId = threadId
     this.seq = since
+  }
+
+  /**
+   * Null when the row after `seq` is committed (or not written yet); else the promise of the commit
+   * of the group that holds it. A follower woken while a run is still writing waits for it before it
+   * reads: the run's appends would otherwise part the followers one append wakes (the page one read
+   * is dropped at the next append), and each would read the log alone. After the commit they read
+   * what the run wrote in one page, together.
+   */
+  pending(): Promise<void> | null {
+    return this.#log.committedFrom(this.#scope, this.#threadId, this.seq + 1)
   }
 
   /** The next row after `seq` (which moves to it), or undefined when the log holds nothing more yet. */

@@ -47,6 +47,17 @@ export function streamLog(writer: SseWriter, log: ThreadLog, o: LogFollow): Prom
       queued = false
       if (ended || paused) return
       if (o.until.aborted) return end()
+      const pending = cursor.pending()
+      if (pending) {
+        // Lost or committed, the log then holds what it will hold: read it.
+        const resume = () => {
+          paused = false
+          wake()
+        }
+        paused = true
+        pending.then(resume, resume)
+        return
+      }
       try {
         const row = cursor.next()
         if (!row) return
