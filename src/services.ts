@@ -232,6 +232,7 @@ function wire({ config, clock, log, startedAt, fixtures, engine, db, agentUsers 
   })
   const executor = new RunExecutor({
     runs, threads, engine, clock, threadLog, endEvent: config.sseEndEvent, log, transaction,
+    commits: commits && { durable, onCommitted: (listener) => commits.onSettled(listener) },
     onSuccess: (run, base) => feedbackService.issueForRun(run, base),
     store: (scope) => ({
       put: (namespace, key, value) => store.put(scope, { namespace, key, value, index: null, ttl: null }),

@@ -25,7 +25,7 @@ interface LiveRun {
   run: Run
   controller: AbortController
   cancelAction: CancelAction
-  /** 'event' (an SseEvent with its id) and 'end'. */
+  /** 'event' (its log grew) and 'end'. */
   events: EventEmitter
   done: Promise<void>
   /** What the run ended with (kept because a temporary thread is gone once it ends). */
@@ -50,6 +50,8 @@ interface LiveRun {
    * browser tabs joining one run) share one read, until the run appends again.
    */
   page?: { after: number; appended: number; events: SseEvent[] }
+  /** The id of its first event appended in the group of writes still open (its streams wait for that commit). */
+  uncommittedFrom?: number
 }
 
 /** What `/join` and `/runs/wait` answer: the final values, or the error as `__error__`. */
@@ -73,6 +75,12 @@ export interface RunExecutorOptions {
   store?: (scope: string) => RunStore
   /** Runs `fn` in one database transaction. */
   transaction: <T>(fn: () => T) => T
+  /**
+   * Writes commit in groups (Services.durable), as for the thread log: a run's streams are woken,
+   * and read its log, once the group holding its new events commits. Without it every event counts
+   * as committed once written.
+   */
+  commits?: { durable: () => Promise<void> | null; onCommitted: (listener: () => void) => void }
   log: { error: (obj: object, msg: string) => void }
   /** Hears of every status a run takes and every event appended to its log (the inspector's live view). */
   observe?: (change: RunChange) => void
@@ -108,9 +116,20 @@ export class RunExecutor {
   /** The tail of each thread's queue: runs of a thread execute one after another. */
   readonly #queues = new Map<number, Promise<void>>()
   readonly #o: RunExecutorOptions
+  /** Live runs that appended events in the group of writes still open. */
+  readonly #uncommitted = new Set<LiveRun>()
 
   constructor(options: RunExecutorOptions) {
     this.#o = options
+    options.commits?.onCommitted(() => {
+      if (this.#uncommitted.size === 0) return
+      const lives = [...this.#uncommitted]
+      this.#uncommitted.clear()
+      for (const live of lives) live.uncommittedFrom = undefined
+      queueMicrotask(() => {
+        for (const live of lives) live.events.emit('event')
+      })
+    })
   }
 
   /**
@@ -206,6 +225,12 @@ export class RunExecutor {
           wake = undefined
           continue
         }
+        // The run's next event is in a group of writes still open: read once it has committed.
+        const open = live?.uncommittedFrom !== undefined && live.uncommittedFrom <= last + 1 ? this.#o.commits?.durable() : null
+        if (open) {
+          await open.catch(() => {})
+          continue
+        }
         unread = false
         const endedBeforeRead = ended
         // While the run is live its streams share reads; once it is over its log may go (a reset, its thread deleted).
@@ -280,7 +305,12 @@ export class RunExecutor {
   /** Appends an event to the run's log (streams hear of it when it is announced). */
   #log(live: LiveRun, event: string, data: unknown): SseEvent {
     live.appended++
-    return this.#o.runs.append(live.run, event, data)
+    const logged = this.#o.runs.append(live.run, event, data)
+    if (live.uncommittedFrom === undefined && this.#o.commits?.durable()) {
+      live.uncommittedFrom = Number(logged.id)
+      this.#uncommitted.add(live)
+    }
+    return logged
   }
 
   /** The events of the run's log after `after` (a page of them), read once for all its streams at that place. */
@@ -300,7 +330,9 @@ export class RunExecutor {
 
   /** Hands a logged event to the run's streams (and observer). */
   #announce(live: LiveRun, event: SseEvent): void {
-    live.events.emit('event', event)
+    // An event in an open group of writes is sent once the group commits: its streams are woken
+    // then (see the constructor), once, and read what the run wrote meanwhile in one page.
+    if (live.uncommittedFrom === undefined) live.events.emit('event')
     this.#observe(live.run, null, event)
   }
 
