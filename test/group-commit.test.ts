@@ -104,6 +104,32 @@ t.test('a burst commits its first writes at once, and the rest together once it 
   t.same(onDisk(path, 'SELECT count(*) AS c FROM n'), [{ c: 8 }], 'the next burst\'s first write is on disk a microtask later')
 })
 
+t.test('a long burst commits every few hundred writes, so what it wrote first is not held until its end', async (t) => {
+  const path = tempFile(t, 'h.db')
+  const db = openDatabase(path)
+  t.teardown(() => closeDatabase(db))
+  const group = GroupCommit.of(db)!
+  db.exec('CREATE TABLE n (v INTEGER NOT NULL)')
+  await new Promise(setImmediate)
+  const insert = db.prepare('INSERT INTO n (v) VALUES (?)')
+  const count = () => (onDisk(path, 'SELECT count(*) AS c FROM n')[0] as { c: number }).c
+  let groups = 0
+  group.onSettled(() => groups++)
+
+  // A clock move waking a thousand runs: one burst, thousands of writes a microtask or two apart.
+  insert.run(0)
+  for (let v = 1; v <= 1000; v++) {
+    insert.run(v)
+    await Promise.resolve()
+  }
+  const midway = count()
+  t.ok(midway > 256, `writes of the burst are on disk before it ends (${midway} of 1001)`)
+  t.ok(midway < 1001, 'the last ones are not yet')
+  t.ok(groups >= 3 && groups <= 5, `in a few groups (${groups}), not one per write`)
+  await new Promise(setImmediate)
+  t.equal(count(), 1001, 'the rest once the burst is over')
+})
+
 t.test('a transaction that fails inside the group rolls back alone', async (t) => {
   const db = openDatabase(':memory:')
   t.teardown(() => closeDatabase(db))

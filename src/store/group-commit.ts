@@ -3,9 +3,10 @@
 // bursts of ticks and microtasks. The burst's first group commits as soon as a microtask passes
 // without a write, so what the work writes first (a run step's first events) is sent at once; the
 // writes after it commit together when the burst is over, before the event loop takes the next
-// timer or I/O callback. A request that wrote is answered only after its commit (see `durable()`
-// and the onSend hook in app.ts), so "acknowledged means on disk" holds as before, but a thousand
-// run steps woken together pay for two commits, and a run for two or three.
+// timer or I/O callback, or, in a long burst, every LONG_GROUP writes. A request that wrote is
+// answered only after its commit (see `durable()` and the onSend hook in app.ts), so "acknowledged
+// means on disk" holds as before, but a run pays for two or three commits, and a thousand run steps
+// woken together for about a hundred.
 //
 // Not only at the first microtask without a write, as this did first: a run's outputs pass
 // through async generators several levels deep, each item taking more than one microtask, so
@@ -55,6 +56,14 @@ class Batch {
 
 const GROUP_COMMIT = Symbol('the connection group commit')
 
+/**
+ * Writes after which a group that goes on commits at the next microtask without a write, as a
+ * burst's first group does: a clock move waking a thousand runs then sends the first runs' events
+ * while the last ones still step (a run step writes 20-60 times). Held to the end of the burst, every
+ * stream heard of its step only once the thousandth run was done.
+ */
+const LONG_GROUP = 256
+
 export class GroupCommit {
   readonly #db: Db
   readonly #begin: () => void
@@ -65,6 +74,8 @@ export class GroupCommit {
   #writes = 0
   /** Whether the current burst of ticks and microtasks has committed its first group already. */
   #inBurst = false
+  /** `#writes` when the open group began. */
+  #openedAt = 0
   readonly #settledListeners: (() => void)[] = []
   /** How many transaction functions are running (their savepoints must not be committed under them). */
   #depth = 0
@@ -147,7 +158,10 @@ export class GroupCommit {
     this.#writes++
     const batch = this.#batch
     if (batch) {
-      if (this.#db.inTransaction) return
+      if (this.#db.inTransaction) {
+        if (this.#writes - this.#openedAt === LONG_GROUP) this.#commitWhenQuiet(batch)
+        return
+      }
       // SQLite ended the transaction itself (an I/O error, a full disk): what it held is gone.
       this.#batch = undefined
       this.#settled()
@@ -157,21 +171,27 @@ export class GroupCommit {
     this.#begin()
     const opened = new Batch()
     this.#batch = opened
+    this.#openedAt = this.#writes
     if (this.#inBurst) return afterBurst(() => this.commit())
     // The burst's first group: committed as soon as a microtask passes without a write.
     this.#inBurst = true
+    this.#commitWhenQuiet(opened)
+    afterBurst(() => {
+      this.#inBurst = false
+      this.commit()
+    })
+  }
+
+  /** Commits `batch` at the first microtask that finds no write since the one before it. */
+  #commitWhenQuiet(batch: Batch): void {
     let seen = this.#writes
     const quiet = () => {
-      if (this.#batch !== opened) return
+      if (this.#batch !== batch) return
       if (this.#writes === seen) return this.commit()
       seen = this.#writes
       queueMicrotask(quiet)
     }
     queueMicrotask(quiet)
-    afterBurst(() => {
-      this.#inBurst = false
-      this.commit()
-    })
   }
 
   /**
