@@ -192,12 +192,12 @@ export class RunExecutor {
   }
 
   /**
-   * The run's events from after `afterIdx` (-1: all), read from the log a page at a time and then
+   * The run's events from after `afterIdx` (-1: all), a page at a time as read from the log, then
    * followed live until the run ends; ends early when `signal` aborts. Every event is in the log
    * before it is announced, so announcements only wake the reader: a reader that falls behind (a
    * stalled client) holds one page, not the rest of the run's output.
    */
-  async *events(run: Run, afterIdx: number, signal: AbortSignal): AsyncGenerator<SseEvent> {
+  async *pages(run: Run, afterIdx: number, signal: AbortSignal): AsyncGenerator<SseEvent[]> {
     const live = this.#live.get(run.seq)
     let ended = !live
     // Whether the log may hold events this reader has not read yet.
@@ -235,14 +235,14 @@ export class RunExecutor {
         const endedBeforeRead = ended
         // While the run is live its streams share reads; once it is over its log may go (a reset, its thread deleted).
         const page = live !== undefined && this.#live.get(run.seq) === live ? this.#page(live, last) : this.#o.runs.eventsAfter(run, last, EVENT_PAGE)
-        for (const event of page) {
-          yield event
-          last = Number(event.id)
+        if (page.length > 0) {
+          yield page
+          last = Number(page[page.length - 1].id)
           if (signal.aborted) return
         }
         if (page.length === EVENT_PAGE) unread = true
         else if (endedBeforeRead) {
-          if (live?.farewell && Number(live.farewell.id) > last) yield live.farewell
+          if (live?.farewell && Number(live.farewell.id) > last) yield [live.farewell]
           return
         }
       }
@@ -250,6 +250,16 @@ export class RunExecutor {
       live?.events.off('event', onEvent)
       live?.events.off('end', onEnd)
       signal.removeEventListener('abort', onAbort)
+    }
+  }
+
+  /** The events `pages` hands out, one at a time. */
+  async *events(run: Run, afterIdx: number, signal: AbortSignal): AsyncGenerator<SseEvent> {
+    for await (const page of this.pages(run, afterIdx, signal)) {
+      for (const event of page) {
+        yield event
+        if (signal.aborted) return
+      }
     }
   }
 

@@ -12,7 +12,7 @@ import { AnyDict, errorResponses } from '../schemas/common.js'
 import { CancelManyQuery, CancelQuery, JoinStreamQuery, RunsCancel, LastEventIdHeader, Run, RunCreate, RunListQuery, RunParams, ThreadParams } from '../schemas/agent.js'
 import { ACTIVE_RUN_STATUSES, type Run as RunRecord, type RunRepository } from '../store/runs.js'
 import type { Thread, ThreadRepository } from '../store/threads.js'
-import { SseWriter, type OpenStreams } from '../sse/writer.js'
+import { frame, SseWriter, type OpenStreams } from '../sse/writer.js'
 import { requestContext } from './request-context.js'
 
 export interface RunRoutesOptions {
@@ -37,6 +37,13 @@ const SseResponse = { description: 'A server-sent event stream', content: { 'tex
 
 /** The API's Run (the store's record without its handles). */
 const presentRun = ({ seq: _seq, thread_seq: _thread, ...run }: RunRecord) => run
+
+/**
+ * At most this much text of a run stream's events goes in one write: a page of the run's log (what
+ * it wrote in one commit) leaves together, one syscall where each event took one, and a stalled
+ * client still holds the server to about this much beyond its socket's buffer.
+ */
+const BATCH_BYTES = 64 * 1024
 
 export const runRoutes: FastifyPluginAsyncTypebox<RunRoutesOptions> = async (app, options) => {
   const { threads, runs, executor, runRequests } = options
@@ -72,10 +79,22 @@ export const runRoutes: FastifyPluginAsyncTypebox<RunRoutesOptions> = async (app
     try {
       if (dropAfter === 0) writer.drop()
       let sent = 0
-      for await (const event of executor.events(run, o.afterIdx, writer.signal)) {
-        if (!joinSends(event.event, o.modes)) continue
-        if (!(await writer.send(o.ids ? event : { event: event.event, data: event.data, json: event.json }))) break
-        if (++sent === dropAfter) {
+      let dropped = false
+      // The events of a page (what the run wrote in one commit) leave in one write, up to BATCH_BYTES.
+      pages: for await (const page of executor.pages(run, o.afterIdx, writer.signal)) {
+        let text = ''
+        for (const event of page) {
+          if (!joinSends(event.event, o.modes)) continue
+          text += frame(o.ids ? event : { event: event.event, data: event.data, json: event.json })
+          dropped = ++sent === dropAfter
+          if (dropped) break
+          if (text.length >= BATCH_BYTES) {
+            if (!(await writer.sendFrame(text))) break pages
+            text = ''
+          }
+        }
+        if (text !== '' && !(await writer.sendFrame(text))) break
+        if (dropped) {
           writer.drop()
           break
         }
