@@ -30,13 +30,19 @@ function onDisk(path: string, sql: string): unknown[] {
   }
 }
 
-t.test('writes made together are committed together once the writing stops, and durable() says when', async (t) => {
+/** A database file with an empty table `n (v)`, created and committed. */
+async function tableOnDisk(t: Test) {
   const path = tempFile(t, 'h.db')
   const db = openDatabase(path)
   t.teardown(() => closeDatabase(db))
   const group = GroupCommit.of(db)!
   db.exec('CREATE TABLE n (v INTEGER NOT NULL)')
   await group.durable()
+  return { path, db, group }
+}
+
+t.test('writes made together are committed together once the writing stops, and durable() says when', async (t) => {
+  const { path, db, group } = await tableOnDisk(t)
   t.equal(group.durable(), null, 'nothing pending once committed')
 
   const insert = db.prepare('INSERT INTO n (v) VALUES (?)')
@@ -58,12 +64,7 @@ t.test('writes made together are committed together once the writing stops, and 
 })
 
 t.test('a burst commits its first writes at once, and the rest together once it is over, before the next timer', async (t) => {
-  const path = tempFile(t, 'h.db')
-  const db = openDatabase(path)
-  t.teardown(() => closeDatabase(db))
-  const group = GroupCommit.of(db)!
-  db.exec('CREATE TABLE n (v INTEGER NOT NULL)')
-  await group.durable()
+  const { path, db, group } = await tableOnDisk(t)
   const insert = db.prepare('INSERT INTO n (v) VALUES (?)')
   const rows = (...vs: number[]) => vs.map((v) => ({ v }))
   await new Promise(setImmediate)
@@ -105,11 +106,7 @@ t.test('a burst commits its first writes at once, and the rest together once it 
 })
 
 t.test('a long burst commits every few hundred writes, so what it wrote first is not held until its end', async (t) => {
-  const path = tempFile(t, 'h.db')
-  const db = openDatabase(path)
-  t.teardown(() => closeDatabase(db))
-  const group = GroupCommit.of(db)!
-  db.exec('CREATE TABLE n (v INTEGER NOT NULL)')
+  const { path, db, group } = await tableOnDisk(t)
   await new Promise(setImmediate)
   const insert = db.prepare('INSERT INTO n (v) VALUES (?)')
   const count = () => (onDisk(path, 'SELECT count(*) AS c FROM n')[0] as { c: number }).c
