@@ -45,8 +45,7 @@ function follower(log: ThreadLog, threadId: string, filter: EventFilter, since: 
   let queued = false
   const step = () => {
     queued = false
-    const pending = cursor.pending()
-    if (pending) return void pending.then(wake, wake)
+    if (cursor.waitForCommit(wake)) return
     const row = cursor.next()
     if (!row) return
     if (matches(filter, row.method, log.namespaceOf(row))) seen.push([row.seq, row.method])

@@ -160,15 +160,12 @@ export class ProtocolSocket {
    */
   #wake(): void {
     if (this.#closed || this.#waking) return
-    const pending = this.#cursor.pending()
-    if (pending) {
-      // Lost or committed, the log then holds what it will hold: read it.
-      const resume = () => {
-        this.#waking = false
-        this.#wake()
-      }
+    const waiting = this.#cursor.waitForCommit(() => {
+      this.#waking = false
+      this.#wake()
+    })
+    if (waiting) {
       this.#waking = true
-      pending.then(resume, resume)
       return
     }
     const row = this.#cursor.next()

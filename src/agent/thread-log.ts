@@ -144,7 +144,7 @@ export class ThreadLog {
     return this.committedFrom(scope, threadId, row.seq)
   }
 
-  /** As `committed`, for the row `seq` whether it is written yet or not (see LogCursor.pending). */
+  /** As `committed`, for the row `seq` whether it is written yet or not (see LogCursor.waitForCommit). */
   committedFrom(scope: string, threadId: string, seq: number): Promise<void> | null {
     const first = this.#uncommitted.get(key(scope, threadId))
     return first === undefined || seq < first ? null : (this.#o.commits?.durable() ?? null)
@@ -210,14 +210,18 @@ export class LogCursor {
   }
 
   /**
-   * Null when the row after `seq` is committed (or not written yet); else the promise of the commit
-   * of the group that holds it. A follower woken while a run is still writing waits for it before it
-   * reads: the run's appends would otherwise part the followers one append wakes (the page one read
-   * is dropped at the next append), and each would read the log alone. After the commit they read
-   * what the run wrote in one page, together.
+   * When the row after `seq` is in a group of writes still open: calls `then` once that group has
+   * ended, committed or lost (the log then holds what it will hold), and answers true; else false.
+   * A follower woken while a run is still writing waits so before it reads: the run's appends would
+   * otherwise part the followers one append wakes (the page one read is dropped at the next
+   * append), and each would read the log alone. After the commit they read what the run wrote in
+   * one page, together.
    */
-  pending(): Promise<void> | null {
-    return this.#log.committedFrom(this.#scope, this.#threadId, this.seq + 1)
+  waitForCommit(then: () => void): boolean {
+    const pending = this.#log.committedFrom(this.#scope, this.#threadId, this.seq + 1)
+    if (!pending) return false
+    pending.then(then, then)
+    return true
   }
 
   /** The next row after `seq` (which moves to it), or undefined when the log holds nothing more yet. */

@@ -47,15 +47,12 @@ export function streamLog(writer: SseWriter, log: ThreadLog, o: LogFollow): Prom
       queued = false
       if (ended || paused) return
       if (o.until.aborted) return end()
-      const pending = cursor.pending()
-      if (pending) {
-        // Lost or committed, the log then holds what it will hold: read it.
-        const resume = () => {
-          paused = false
-          wake()
-        }
+      const waiting = cursor.waitForCommit(() => {
+        paused = false
+        wake()
+      })
+      if (waiting) {
         paused = true
-        pending.then(resume, resume)
         return
       }
       try {
