@@ -54,13 +54,22 @@ t.test('frame() writes the fields in order and keeps data on one line whatever t
   t.equal(frame({ event: 'end', data: null }), 'event: end\ndata: null\n\n')
 })
 
-t.test('a stateless stream has no ids and no Location to reconnect to', async (t) => {
+t.test('a stateless stream has no ids and no Location to reconnect to, and the whole run', async (t) => {
   const { port } = await serve(t)
-  const res = await post(port, '/runs/stream', { assistant_id: 'agent', input: { messages: [{ role: 'user', content: 'x' }] } })
+  const body = { assistant_id: 'agent', input: { messages: [{ role: 'user', content: 'x' }] }, stream_mode: ['values', 'updates'] }
+  const res = await post(port, '/runs/stream', body)
   t.match(res.headers['content-location'], /^\/runs\/[0-9a-f-]{36}$/)
   t.equal(res.headers.location, undefined)
   t.notMatch(res.text, /^id: /m)
   t.match(res.text, /^event: metadata\ndata: /)
+  // Its temporary thread, and the log its stream reads, are deleted as the run ends, in the same
+  // group of writes as the run's last events: the stream still has every event.
+  const thread = JSON.parse((await post(port, '/threads', {})).text)
+  const onThread = await post(port, `/threads/${thread.thread_id}/runs/stream`, body)
+  const events = (text: string) => text.split('\n\n').filter(Boolean).map((block) => block.split('\n')[0])
+  t.same(events(res.text), events(onThread.text), 'the events of the same run on a thread')
+  t.same(events(res.text), ['event: metadata', 'event: values', 'event: updates', 'event: values'])
+  t.match(res.text.split('\n\n').at(-2), /"type":"ai"/, 'up to the answer')
 })
 
 t.test('HANGAR_SSE_END_EVENT adds a trailing end event', async (t) => {

@@ -43,6 +43,11 @@ interface LiveRun {
    * following it get this from here.
    */
   farewell?: SseEvent
+  /**
+   * Everything a run on a temporary thread logged, read just before the thread (and its log) is
+   * deleted at the run's end: its streams, which read only what is committed, read the rest here.
+   */
+  kept?: SseEvent[]
   /** How many events it appended to its log (or tried to, in a transaction that may have rolled back). */
   appended: number
   /**
@@ -234,7 +239,8 @@ export class RunExecutor {
         unread = false
         const endedBeforeRead = ended
         // While the run is live its streams share reads; once it is over its log may go (a reset, its thread deleted).
-        const page = live !== undefined && this.#live.get(run.seq) === live ? this.#page(live, last) : this.#o.runs.eventsAfter(run, last, EVENT_PAGE)
+        const page = live !== undefined && this.#live.get(run.seq) === live ? this.#page(live, last)
+          : live?.kept ? keptAfter(live.kept, last) : this.#o.runs.eventsAfter(run, last, EVENT_PAGE)
         if (page.length > 0) {
           yield page
           last = Number(page[page.length - 1].id)
@@ -443,7 +449,7 @@ export class RunExecutor {
     this.#ended(live, outcome.status === 'error'
       ? { status: 'error', values: outcome.values, error: outcome.error }
       : { status: 'success', values: outcome.values })
-    if (run.kwargs.temporary) threads.delete(thread)
+    if (run.kwargs.temporary) this.#deleteTemporary(live, thread)
   }
 
   #cancelled(live: LiveRun): void {
@@ -472,7 +478,13 @@ export class RunExecutor {
       const paused = threads.latestCheckpoint(thread)?.pausedAt ?? null
       threads.setStatus(thread.seq, nextStatus(paused))
     }
-    if (run.kwargs.temporary) threads.delete(thread)
+    if (run.kwargs.temporary) this.#deleteTemporary(live, thread)
+  }
+
+  /** Deletes a temporary thread at its run's end, keeping the run's log for the streams still reading it. */
+  #deleteTemporary(live: LiveRun, thread: Thread): void {
+    live.kept = this.#o.runs.eventsAfter(live.run, -1)
+    this.#o.threads.delete(thread)
   }
 
   /** Tells `onEnd` how a run that started has ended. */
@@ -513,6 +525,12 @@ export class RunExecutor {
   get threadFollowers(): number {
     return this.#created.eventNames().reduce((sum, key) => sum + this.#created.listenerCount(key), 0)
   }
+}
+
+/** A page of `kept` (in id order) after the event `after`. */
+function keptAfter(kept: SseEvent[], after: number): SseEvent[] {
+  const from = kept.findIndex((event) => Number(event.id) > after)
+  return from === -1 ? [] : kept.slice(from, from + EVENT_PAGE)
 }
 
 const nextStatus = (pausedAt: PausedAt | null) => (pausedAt ? 'interrupted' : 'idle')
