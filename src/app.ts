@@ -2,6 +2,7 @@
 
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import websocket from '@fastify/websocket'
+import { Socket } from 'node:net'
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { copies, routeUrl, serveCopy } from './copies.js'
 import { cors } from './cors.js'
@@ -115,6 +116,13 @@ export function buildApp(options: AppOptions = {}): App {
     const committed = services.durable()
     if (!committed) return done(null, payload)
     committed.then(() => done(null, payload), done)
+  })
+  // A write read from a socket commits with the others read in the same turn of the event loop: one
+  // commit for them all. Not for app.inject(), whose requests come from no I/O callback, nor for
+  // hangar's own paths: a clock move's run steps send their first events at once, as a timer's do.
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (request.method !== 'GET' && request.raw.socket instanceof Socket && !isHangarOwnPath(request.url)) services.commitAtTurnEnd()
+    done()
   })
   // The journal and faults see every request to the emulated services, never hangar's own paths.
   installJournal(app, journal, clock, { exclude: isHangarOwnPath })

@@ -76,6 +76,11 @@ export interface Services {
    * or streams a write waits for it: acknowledged means on disk.
    */
   readonly durable: () => Promise<void> | null
+  /**
+   * For a request read from a socket: what is written until this turn of the event loop ends (by
+   * it and the requests read with it) commits together then, one commit for them all.
+   */
+  readonly commitAtTurnEnd: () => void
   readonly stateful: StatefulServices
   /** What boot seeds, and every reset seeds again: the fixture workspaces and the root agent server's assistants. */
   readonly seed: () => void
@@ -165,6 +170,7 @@ function wire({ config, clock, log, startedAt, fixtures, engine, db, agentUsers 
   const transaction = <T>(fn: () => T): T => db.transaction(fn)()
   const commits = GroupCommit.of(db)
   const durable = () => commits?.durable() ?? null
+  const commitAtTurnEnd = () => commits?.untilTurnEnd()
 
   // The emulator: what changes is published on the bus; the journal and faults see every request
   // to the emulated services, and a full reset (not an import) clears them.
@@ -276,7 +282,7 @@ function wire({ config, clock, log, startedAt, fixtures, engine, db, agentUsers 
   const controls = new EmulatorControls({ db, workspaces, stateful, seed, onChange: (change) => bus.publish('state', change) })
 
   return {
-    config, clock, log, startedAt, db, transaction, durable, stateful, seed,
+    config, clock, log, startedAt, db, transaction, durable, commitAtTurnEnd, stateful, seed,
     bus, journal, faults, controls,
     fixtures, workspaces, seeder, deployments, deploymentReads: new ReadCache<string>(db), sourceUploads, deploymentLogs, listeners, providers, tokens, oauth, callers: new CallerIds(), agentUsers,
     engine, assistants, threads, runs, executor, threadLog, protocolCommands, runRequests, webhooks, deployedAgents, a2a, mcp, openStreams, store, crons,

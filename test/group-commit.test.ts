@@ -3,7 +3,8 @@
 // never ahead of the disk, a failed part rolls back alone, and a group the database lost
 // is reported, not acknowledged. A second connection on the same file is the disk's witness.
 
-import { mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, stat } from 'node:fs'
+import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
@@ -12,7 +13,25 @@ import { closeDatabase, openDatabase } from '../src/store/db.js'
 import { GroupCommit } from '../src/store/group-commit.js'
 import { buildApp } from '../src/app.js'
 import { Clock } from '../src/clock.js'
-import { dockerDeployment, START } from './helpers.js'
+import { dockerDeployment, START, until } from './helpers.js'
+
+/**
+ * The commits in a WAL file since it was last restarted: its frames that carry the header's salts
+ * and end a transaction (a commit frame holds the database's size in pages; the others hold 0).
+ */
+function walCommits(wal: string): number {
+  if (!existsSync(wal)) return 0
+  const bytes = readFileSync(wal)
+  if (bytes.length < 32) return 0
+  const pageSize = bytes.readUInt32BE(8)
+  const salts = bytes.subarray(16, 24)
+  let commits = 0
+  for (let at = 32; at + 24 + pageSize <= bytes.length; at += 24 + pageSize) {
+    if (!bytes.subarray(at + 8, at + 16).equals(salts)) break
+    if (bytes.readUInt32BE(at + 4) !== 0) commits++
+  }
+  return commits
+}
 
 function tempFile(t: Test, name: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'hangar-group-commit-'))
@@ -125,6 +144,87 @@ t.test('a long burst commits every few hundred writes, so what it wrote first is
   t.ok(groups >= 3 && groups <= 5, `in a few groups (${groups}), not one per write`)
   await new Promise(setImmediate)
   t.equal(count(), 1001, 'the rest once the burst is over')
+})
+
+t.test('a request read from a socket holds its group until the turn ends, and it commits before the next timer', async (t) => {
+  const path = tempFile(t, 'h.db')
+  const db = openDatabase(path)
+  t.teardown(() => closeDatabase(db))
+  db.exec('CREATE TABLE n (v INTEGER NOT NULL)')
+  const group = GroupCommit.of(db)!
+  await group.durable()
+  const insert = db.prepare('INSERT INTO n (v) VALUES (?)')
+  const rows = () => onDisk(path, 'SELECT v FROM n ORDER BY v').length
+  const seen = await new Promise<Record<string, number>>((resolve) => {
+    // An I/O callback, as a request's handler runs in one.
+    stat(path, () => {
+      const seen: Record<string, number> = {}
+      setTimeout(() => resolve({ ...seen, 'the next timer': rows() }), 0)
+      group.untilTurnEnd()
+      insert.run(1)
+      queueMicrotask(() => {
+        seen['a microtask later'] = rows()
+        insert.run(2)
+        process.nextTick(() => queueMicrotask(() => process.nextTick(() => (seen['once the burst is over'] = rows()))))
+      })
+    })
+  })
+  t.same(seen, { 'a microtask later': 0, 'once the burst is over': 0, 'the next timer': 2 },
+    'nothing on disk while the turn goes on (other requests may still join), both rows before the next timer')
+  insert.run(3)
+  await Promise.resolve()
+  await Promise.resolve()
+  t.equal(rows(), 3, 'a write after the turn commits as before: at the first microtask without a write')
+})
+
+t.test('creates read from their sockets in one turn share one commit', async (t) => {
+  /** How many commits the eight creates made, counted in the WAL file. */
+  async function commitsOf(together: boolean): Promise<number> {
+    const path = tempFile(t, 'h.db')
+    const app = buildApp({ clock: Clock.manual(START), config: { db: path, logLevel: 'silent' } })
+    t.teardown(() => app.close())
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    const { port } = app.server.address() as { port: number }
+    const sockets = await Promise.all(Array.from({ length: 8 }, () => new Promise<Socket>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => resolve(socket))
+    })))
+    const answer = (socket: Socket) => new Promise<{ status: number, id: string }>((resolve) => {
+      let text = ''
+      socket.setEncoding('utf8').on('data', (chunk) => {
+        text += chunk
+        const head = /^HTTP\/1\.1 (\d+)[^]*?content-length: (\d+)\r\n[^]*?\r\n\r\n/i.exec(text)
+        if (head && text.length - head[0].length >= Number(head[2])) {
+          resolve({ status: Number(head[1]), id: (JSON.parse(text.slice(head[0].length)) as { id: string }).id })
+          socket.end()
+        }
+      })
+    })
+    const request = (i: number) => {
+      const body = JSON.stringify(dockerDeployment({ name: `${together ? 'together' : 'apart'}-${i}` }))
+      return `POST /v2/deployments HTTP/1.1\r\nhost: x\r\nx-api-key: k\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
+    }
+    // Every connection accepted, so that the server reads all eight requests in the turn they arrive.
+    await until(() => new Promise<boolean>((resolve) => app.server.getConnections((_error, count) => resolve(count === 8))), 'the connections are accepted')
+    const before = walCommits(`${path}-wal`)
+    const answers: { status: number, id: string }[] = []
+    if (together) {
+      // Written at once: the server reads all eight in one turn of its event loop.
+      const waiting = sockets.map(answer)
+      sockets.forEach((socket, i) => socket.write(request(i)))
+      answers.push(...await Promise.all(waiting))
+    } else {
+      for (const [i, socket] of sockets.entries()) {
+        const waiting = answer(socket)
+        socket.write(request(i))
+        answers.push(await waiting)
+      }
+    }
+    t.same(answers.map((a) => a.status), Array(8).fill(201), 'all eight created')
+    t.equal(onDisk(path, `SELECT id FROM deployments WHERE name LIKE '${together ? 'together' : 'apart'}-%'`).length, 8, 'and on disk')
+    return walCommits(`${path}-wal`) - before
+  }
+  t.equal(await commitsOf(false), 8, 'eight creates one after another: eight commits')
+  t.equal(await commitsOf(true), 1, 'eight read in one turn: one commit')
 })
 
 t.test('a transaction that fails inside the group rolls back alone', async (t) => {

@@ -74,6 +74,8 @@ export class GroupCommit {
   #writes = 0
   /** Whether the current burst of ticks and microtasks has committed its first group already. */
   #inBurst = false
+  /** Whether a request read from a socket in this turn of the event loop: its group commits at the turn's end. */
+  #untilTurnEnd = false
   /** `#writes` when the open group began. */
   #openedAt = 0
   readonly #settledListeners: (() => void)[] = []
@@ -172,12 +174,27 @@ export class GroupCommit {
     const opened = new Batch()
     this.#batch = opened
     this.#openedAt = this.#writes
+    if (this.#untilTurnEnd) return
     if (this.#inBurst) return afterBurst(() => this.commit())
     // The burst's first group: committed as soon as a microtask passes without a write.
     this.#inBurst = true
     this.#commitWhenQuiet(opened)
     afterBurst(() => {
       this.#inBurst = false
+      this.commit()
+    })
+  }
+
+  /**
+   * Called for a request that came in on a socket (an I/O callback): what is written until the
+   * end of this turn of the event loop, by it and by the requests that come in with it, commits
+   * together then (at setImmediate, before the next timer runs).
+   */
+  untilTurnEnd(): void {
+    if (this.#untilTurnEnd) return
+    this.#untilTurnEnd = true
+    setImmediate(() => {
+      this.#untilTurnEnd = false
       this.commit()
     })
   }
