@@ -90,6 +90,8 @@ export class DeploymentRepository {
   readonly #deletions: DeploymentDeletions
   /** When the earliest scheduled transition is due (epoch ms); -Infinity: unknown, look. */
   #nextDue = Number.NEGATIVE_INFINITY
+  /** The same for deletions alone (what a name check needs). */
+  #nextDeletionDue = Number.NEGATIVE_INFINITY
   readonly #listStatements = new Map<string, Statement<Record<string, unknown>, DeploymentRow>>()
   readonly #onChange: ((change: DeploymentChange) => void) | undefined
   readonly #snapshot: RevisionSnapshotter | undefined
@@ -161,18 +163,32 @@ export class DeploymentRepository {
     }))()
     for (const { row, status } of moved) this.#changed(row.tenant_id, row.deployment_id, { id: row.id, status })
     for (const deletion of deletions) this.#changed(deletion.tenantId, deletion.deploymentId)
-    const next = [this.#sql.nextDue.get()?.next_at ?? null, this.#deletions.nextDue()].filter((at) => at !== null)
-    this.#nextDue = next.length > 0 ? Math.min(...next) : Number.POSITIVE_INFINITY
+    this.#nextDeletionDue = this.#deletions.nextDue() ?? Number.POSITIVE_INFINITY
+    this.#nextDue = Math.min(this.#sql.nextDue.get()?.next_at ?? Number.POSITIVE_INFINITY, this.#nextDeletionDue)
     return due.length + deletions.length
+  }
+
+  /**
+   * Persists the deletion steps that are due now, not the revisions': what decides whether a name
+   * is free (a deletion that is done frees its name). Revision steps wait for the next read that
+   * shows a status, or the ticker, and are written many at a time there.
+   */
+  #settleDeletions(): void {
+    const now = this.#clock.now()
+    if (now < this.#nextDeletionDue) return
+    const deletions = this.#db.transaction(() => this.#deletions.settle(now))()
+    for (const deletion of deletions) this.#changed(deletion.tenantId, deletion.deploymentId)
+    this.#nextDeletionDue = this.#deletions.nextDue() ?? Number.POSITIVE_INFINITY
   }
 
   /** Forgets when the next transition is due (revisions were written elsewhere: a state import). */
   invalidate(): void {
     this.#nextDue = Number.NEGATIVE_INFINITY
+    this.#nextDeletionDue = Number.NEGATIVE_INFINITY
   }
 
   nameTaken(tenantId: string, name: string): boolean {
-    this.settle()
+    this.#settleDeletions()
     return this.#sql.nameTaken.get(tenantId, name) !== undefined
   }
 
@@ -180,6 +196,7 @@ export class DeploymentRepository {
   create(input: NewDeployment, revision: RevisionInput | null): Deployment {
     const id = randomUUID()
     const now = this.#clock.now()
+    let dueAt: number | null = null
     this.#db.transaction(() => {
       const { lastInsertRowid } = this.#sql.insertDeployment.run({
         id,
@@ -192,10 +209,12 @@ export class DeploymentRepository {
         pending: input.pendingConfig == null ? null : JSON.stringify(input.pendingConfig),
         now,
       })
-      if (revision) this.#insertRevision(Number(lastInsertRowid), this.#defaultSpeed, revision, now)
+      if (revision) dueAt = this.#insertRevision(Number(lastInsertRowid), this.#defaultSpeed, revision, now).nextAt
     })()
     this.#changed(input.tenantId, id)
-    return this.get(input.tenantId, id)!
+    // Its status comes from its own revision alone, just written: settled only if a step is due at once.
+    if (dueAt !== null && dueAt <= now) return this.get(input.tenantId, id)!
+    return toDeployment(this.#sql.get.get(input.tenantId, id)!)
   }
 
   get(tenantId: string, id: string): Deployment | undefined {
@@ -372,7 +391,7 @@ export class DeploymentRepository {
         display_name: row.display_name,
         now,
       })
-      return this.#insertRevision(row.seq, row.speed ?? this.#defaultSpeed, revision, now)
+      return this.#insertRevision(row.seq, row.speed ?? this.#defaultSpeed, revision, now).seq
     })()
     const added = toRevision(this.#sql.revisionBySeq.get(seq)!)
     this.#changed(tenantId, deploymentId, added)
@@ -496,8 +515,9 @@ export class DeploymentRepository {
     return deployment && this.#sql.revision.get(deployment.seq, revisionId)
   }
 
-  #insertRevision(deploymentSeq: number, speed: RevisionSpeed, revision: RevisionInput, now: number): number {
-    this.invalidate()
+  /** Writes a revision; returns its seq and when its first step is due (null: it does not move on its own). */
+  #insertRevision(deploymentSeq: number, speed: RevisionSpeed, revision: RevisionInput, now: number): { seq: number; nextAt: number | null } {
+    // The revisions it skips leave nothing due; the new one is due at its first step.
     this.#sql.skipInProgress.run(now, deploymentSeq)
     const snapshot = this.#snapshot?.(toDeployment(this.#sql.deploymentBySeq.get(deploymentSeq)!), revision) ?? null
     const track = trackFor(revision.source, failureStatus(revision.config, snapshot))
@@ -514,6 +534,7 @@ export class DeploymentRepository {
       now,
       snapshot: snapshot === null ? null : JSON.stringify(snapshot),
     })
-    return Number(lastInsertRowid)
+    if (position.nextAt !== null) this.#nextDue = Math.min(this.#nextDue, position.nextAt)
+    return { seq: Number(lastInsertRowid), nextAt: position.nextAt }
   }
 }
