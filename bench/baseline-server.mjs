@@ -23,6 +23,7 @@
 //                                   `protocol.sseNext` / `protocol.wsNext` to every protocol stream and socket.
 
 import Fastify from 'fastify'
+import { randomUUID } from 'node:crypto'
 import { parseArgs } from 'node:util'
 import { WebSocketServer } from 'ws'
 
@@ -58,6 +59,7 @@ const { values: args } = parseArgs({
     host: { type: 'string', default: '127.0.0.1' },
     shape: { type: 'string', default: '{}' },
     'heartbeat-ms': { type: 'string', default: '5000' },
+    db: { type: 'string' },
   },
 })
 /** @type {Required<Omit<Shape, 'threads'>> & Shape} */
@@ -167,6 +169,8 @@ const next = { event: shape.next.event, data: frameData(shape.next.event, shape.
 const app = Fastify({ logger: false })
 /** @type {Set<import('node:http').ServerResponse>} */
 const held = new Set()
+/** @type {Map<import('node:http').ServerResponse, number | bigint>} with `--db`, the run each held stream follows */
+const heldRuns = new Map()
 /** @type {Set<import('node:http').ServerResponse>} the session protocol's open SSE streams */
 const protocolStreams = new Set()
 /** @type {Set<import('ws').WebSocket>} the session protocol's sockets that subscribed */
@@ -175,8 +179,9 @@ const protocolSockets = new Set()
 app.get('/ok', async () => ({ ok: true }))
 app.get('/v2/deployments/:id', async () => answers.get)
 app.get('/v2/deployments', async () => answers.list)
-app.post('/v2/deployments', async (request, reply) => reply.code(201).send(answers.post))
-app.post('/threads', async () => answers.thread)
+const floor = args.db === undefined ? undefined : await durableFloor(args.db)
+app.post('/v2/deployments', floor?.create ?? (async (request, reply) => reply.code(201).send(answers.post)))
+app.post('/threads', floor?.thread ?? (async () => answers.thread))
 app.post('/threads/search', async () => answers.threads.resources)
 
 app.post('/threads/:id/runs/stream', (request, reply) => {
@@ -184,16 +189,23 @@ app.post('/threads/:id/runs/stream', (request, reply) => {
   const raw = reply.raw
   raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' })
   if (/** @type {{ assistant_id?: unknown } | undefined} */ (request.body)?.assistant_id !== 'pipeline') {
-    frames.forEach((f, i) => raw.write(frame(f.event, f.data, i)))
-    raw.end()
+    const written = floor ? floor.run(/** @type {{ id: string }} */ (request.params).id, frames) : undefined
+    const send = () => {
+      frames.forEach((f, i) => raw.write(frame(f.event, f.data, i)))
+      raw.end()
+    }
+    if (written) written.then(send)
+    else send()
     return
   }
+  if (floor) heldRuns.set(raw, floor.hold(/** @type {{ id: string }} */ (request.params).id, hold))
   hold.forEach((f, i) => raw.write(frame(f.event, f.data, i)))
   const timer = heartbeatMs > 0 ? setInterval(() => raw.write(': heartbeat\n\n'), heartbeatMs).unref() : undefined
   held.add(raw)
   raw.once('close', () => {
     clearInterval(timer)
     held.delete(raw)
+    heldRuns.delete(raw)
   })
 })
 
@@ -231,12 +243,130 @@ app.server.on('upgrade', (request, socket, head) => {
 
 app.post('/_hangar/clock', async (request) => {
   if (/** @type {{ action?: unknown } | undefined} */ (request.body)?.action === 'advance') {
+    if (floor) await floor.append([...heldRuns.values()], hold.length, next)
     for (const raw of held) raw.write(frame(next.event, next.data, hold.length))
     for (const raw of protocolStreams) raw.write(protocolAnswers.sseNext)
     for (const ws of protocolSockets) ws.send(protocolAnswers.wsNext)
   }
   return { now: new Date().toISOString(), now_ms: Date.now(), frozen: true }
 })
+
+/**
+ * The durable floor (`--db <file>`): the bare app writing to SQLite what hangar must keep at the
+ * least, and answering or streaming only once it is committed. Writes commit once per turn of the
+ * event loop (at setImmediate), every request read in that turn sharing the commit: the fewest
+ * commits an app can make that sends only what is stored.
+ * - POST /v2/deployments (in a database hangar made, for its tables and indexes): the two rows a
+ *   create writes first, the deployment and its first revision, after checking the name is free.
+ * - POST /threads and a run's stream (tables of its own): a thread row; a run row and each of the
+ *   run's events as a row, as a server whose streams can be resumed (Last-Event-ID) must store
+ *   them, before they are sent. Nothing of checkpoints, state or the session protocol's log.
+ * @param {string} file
+ */
+async function durableFloor(file) {
+  const { default: Database } = await import('better-sqlite3')
+  const db = new Database(file)
+  db.pragma('journal_mode = WAL')
+  db.pragma('synchronous = NORMAL')
+  db.pragma('foreign_keys = ON')
+  db.exec(`CREATE TABLE IF NOT EXISTS floor_threads (seq INTEGER PRIMARY KEY, thread_id TEXT NOT NULL UNIQUE) STRICT;
+    CREATE TABLE IF NOT EXISTS floor_runs (seq INTEGER PRIMARY KEY, thread_seq INTEGER NOT NULL REFERENCES floor_threads (seq)) STRICT;
+    CREATE TABLE IF NOT EXISTS floor_events (run_seq INTEGER NOT NULL REFERENCES floor_runs (seq), idx INTEGER NOT NULL,
+      event TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (run_seq, idx)) STRICT, WITHOUT ROWID`)
+  const [begin, commit] = [db.prepare('BEGIN'), db.prepare('COMMIT')]
+  /** @type {Promise<void> | undefined} the open turn's commit */
+  let committed
+  /** Opens the turn's transaction unless it is open; resolves once what the turn wrote is committed. */
+  const turn = () => {
+    if (committed) return committed
+    begin.run()
+    committed = new Promise((resolve) => setImmediate(() => {
+      committed = undefined
+      commit.run()
+      resolve()
+    }))
+    return committed
+  }
+  const sql = {
+    thread: db.prepare('INSERT INTO floor_threads (thread_id) VALUES (?)'),
+    threadSeq: db.prepare('SELECT seq FROM floor_threads WHERE thread_id = ?').pluck(),
+    run: db.prepare('INSERT INTO floor_runs (thread_seq) VALUES (?)'),
+    event: db.prepare('INSERT INTO floor_events (run_seq, idx, event, data) VALUES (?, ?, ?, ?)'),
+  }
+  const hasDeployments = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'deployments'").get() !== undefined
+  return {
+    /** @type {import('fastify').RouteHandlerMethod | undefined} */
+    create: hasDeployments ? durableCreates(db, turn) : undefined,
+    /** @type {import('fastify').RouteHandlerMethod} */
+    thread: async () => {
+      const threadId = randomUUID()
+      const committing = turn()
+      sql.thread.run(threadId)
+      await committing
+      return { ...answers.thread, thread_id: threadId }
+    },
+    /**
+     * Stores a run of the thread and its events; resolves once they are committed.
+     * @param {string} threadId
+     * @param {{ event: string, data: unknown }[]} events
+     */
+    run: (threadId, events) => {
+      const committing = turn()
+      const runSeq = sql.run.run(sql.threadSeq.get(threadId)).lastInsertRowid
+      events.forEach((e, i) => sql.event.run(runSeq, i, e.event, JSON.stringify(e.data)))
+      return committing
+    },
+    /**
+     * Stores a held run (`pipeline`: it waits for the clock) and its first events; returns its seq.
+     * @param {string} threadId
+     * @param {{ event: string, data: unknown }[]} events
+     */
+    hold: (threadId, events) => {
+      turn()
+      const runSeq = sql.run.run(sql.threadSeq.get(threadId)).lastInsertRowid
+      events.forEach((e, i) => sql.event.run(runSeq, i, e.event, JSON.stringify(e.data)))
+      return runSeq
+    },
+    /**
+     * Stores the next event (number `idx`) of each held run; resolves once they are committed.
+     * @param {(number | bigint)[]} runSeqs
+     * @param {number} idx
+     * @param {{ event: string, data: unknown }} event
+     */
+    append: (runSeqs, idx, event) => {
+      const committing = turn()
+      const data = JSON.stringify(event.data)
+      for (const runSeq of runSeqs) sql.event.run(runSeq, idx, event.event, data)
+      return committing
+    },
+  }
+}
+
+/**
+ * POST /v2/deployments writing the deployment and its first revision in the turn's transaction.
+ * @param {import('better-sqlite3').Database} db
+ * @param {() => Promise<void>} turn
+ * @returns {import('fastify').RouteHandlerMethod}
+ */
+function durableCreates(db, turn) {
+  const tenant = randomUUID()
+  const taken = db.prepare('SELECT 1 FROM deployments WHERE tenant_id = ? AND name = ?')
+  const deployment = db.prepare(`INSERT INTO deployments (id, tenant_id, name, source, source_config, secrets, created_at, updated_at)
+    VALUES (?, ?, ?, 'github', ?, ?, ?, ?)`)
+  const revision = db.prepare(`INSERT INTO revisions (id, deployment_seq, source, source_revision_config, speed, status, status_at, next_at, created_at, snapshot)
+    VALUES (?, ?, 'github', ?, 'normal', 'CREATING', ?, ?, ?, NULL)`)
+  return async (request, reply) => {
+    const body = /** @type {{ name?: unknown, source_config?: unknown, source_revision_config?: unknown, secrets?: unknown }} */ (request.body)
+    if (typeof body?.name !== 'string') return reply.code(422).send({ detail: 'name' })
+    const committing = turn()
+    if (taken.get(tenant, body.name)) return reply.code(409).send({ detail: 'taken' })
+    const now = Date.now()
+    const { lastInsertRowid } = deployment.run(randomUUID(), tenant, body.name, JSON.stringify(body.source_config ?? {}), JSON.stringify(body.secrets ?? []), now, now)
+    revision.run(randomUUID(), lastInsertRowid, JSON.stringify(body.source_revision_config ?? {}), now, now + 1000, now)
+    await committing
+    return reply.code(201).send(answers.post)
+  }
+}
 
 const url = await app.listen({ port: Number(args.port), host: args.host })
 process.stdout.write(`${JSON.stringify({ level: 30, time: Date.now(), msg: `baseline listening on ${url}` })}\n`)

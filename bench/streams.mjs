@@ -33,6 +33,8 @@ const HEADERS = { 'x-api-key': API_KEY }
  * @property {Hold & { warnings: string[] }} hangarHold with the warnings hangar wrote on stderr
  * @property {Hold} bareHold
  * @property {Awaited<ReturnType<typeof joinStreams>>} hangarJoin
+ * @property {LatencyAndRate} floor the durable floor: the bare app storing each thread, run and event before it sends them (baseline-server.mjs `--db`)
+ * @property {Hold} floorHold the same, storing each held stream's next event before it is written
  */
 
 /**
@@ -291,6 +293,15 @@ export async function streams({ quick = QUICK, log = console.error } = {}) {
   } finally {
     await bare.stop()
   }
+  // The durable floor, in memory as hangar is here.
+  let floor = await startBaseline(shape, ['--db', ':memory:'])
+  let floorFigures
+  try {
+    log(`  streams: latency and runs/s, bare storing its runs ${floor.url} …`)
+    floorFigures = await latencyAndRate(floor.url, { ...settings, expectedEvents: shape.frames.length })
+  } finally {
+    await floor.stop()
+  }
 
   // 3: 1,000 open streams with heartbeats.
   hangar = await startHangar({ extra: ['--heartbeat-ms', String(settings.heartbeatMs)] })
@@ -319,7 +330,15 @@ export async function streams({ quick = QUICK, log = console.error } = {}) {
   } finally {
     await bare.stop()
   }
-  return { settings, hangar: hangarFigures, bare: bareFigures, shape, hangarHold, bareHold, hangarJoin: /** @type {Awaited<ReturnType<typeof joinStreams>>} */ (hangarJoin) }
+  floor = await startBaseline({ ...shape, ...holdShapeOf }, ['--heartbeat-ms', String(settings.heartbeatMs), '--db', ':memory:'])
+  let floorHold
+  try {
+    log(`  streams: ${settings.n} open streams, bare storing its runs ${floor.url} …`)
+    floorHold = await holdStreams(floor, settings)
+  } finally {
+    await floor.stop()
+  }
+  return { settings, hangar: hangarFigures, bare: bareFigures, shape, hangarHold, bareHold, hangarJoin: /** @type {Awaited<ReturnType<typeof joinStreams>>} */ (hangarJoin), floor: floorFigures, floorHold }
 }
 
 /** @param {StreamsResult} r */
@@ -332,9 +351,11 @@ export function streamsTable(r) {
     ['stream: first byte, median ms', fmt(h.firstByte), fmt(b.firstByte), fmt(h.firstByte / b.firstByte), ''],
     ['stream: end, median ms (p99)', `${fmt(h.end)} (${fmt(h.endP99)})`, `${fmt(b.end)} (${fmt(b.endP99)})`, fmt(h.end / b.end), ''],
     ['runs/s, 20 clients', fmt(h.runsPerSecond), fmt(b.runsPerSecond), fmt(h.runsPerSecond / b.runsPerSecond), ''],
+    ['  durable floor (bare storing its runs): runs/s', '', fmt(r.floor.runsPerSecond), fmt(r.floor.runsPerSecond / b.runsPerSecond), ''],
     ['errors (latency, runs/s)', `${h.latencyErrors}, ${h.rateErrors}`, `${b.latencyErrors}, ${b.rateErrors}`, '', '0'],
     [`${hh.n} streams: RSS MiB`, fmt(mib(hh.heldRssKiB)), fmt(mib(bh.heldRssKiB)), fmt(hh.heldRssKiB / bh.heldRssKiB), '< 300 MiB'],
     [`${hh.n} streams: event to all, p50/p99/max ms`, `${fmt(hh.eventP50)}/${fmt(hh.eventP99)}/${fmt(hh.eventMax)}`, `${fmt(bh.eventP50)}/${fmt(bh.eventP99)}/${fmt(bh.eventMax)}`, fmt(hh.eventMax / bh.eventMax), ''],
+    ['  durable floor (bare storing each event first): p50/p99/max ms', '', `${fmt(r.floorHold.eventP50)}/${fmt(r.floorHold.eventP99)}/${fmt(r.floorHold.eventMax)}`, fmt(r.floorHold.eventMax / bh.eventMax), ''],
     [`${r.hangarJoin.n} streams joined to one run: its event to all, p50/p99/max ms (bare: as above)`, `${fmt(r.hangarJoin.eventP50)}/${fmt(r.hangarJoin.eventP99)}/${fmt(r.hangarJoin.eventMax)}`, `${fmt(bh.eventP50)}/${fmt(bh.eventP99)}/${fmt(bh.eventMax)}`, fmt(r.hangarJoin.eventMax / bh.eventMax), ''],
     [`${hh.n} streams: heartbeats in ${hh.watchMs} ms, min/median`, `${hh.heartbeatsMin}/${hh.heartbeatsMedian}`, `${bh.heartbeatsMin}/${bh.heartbeatsMedian}`, '', ''],
     [`${hh.n} streams: errors`, hh.errors, bh.errors, '', '0'],

@@ -10,8 +10,10 @@ const SEEDED = 25
 
 /**
  * A route measured: `options(ids)` is autocannon's request for it, given the seeded deployments' ids;
- * `target` is the least ratio of hangar's req/s to the bare route's.
- * @typedef {{ key: 'get' | 'list' | 'post', label: string, target: number, options: (ids: string[]) => import('autocannon').Request }} Scenario
+ * `target` is the least ratio of hangar's req/s to the bare route's. With `floor`, the bare app is
+ * measured a second time writing what the route writes first to SQLite (baseline-server.mjs `--db`):
+ * the most that any app answering only what is on disk reaches here.
+ * @typedef {{ key: 'get' | 'list' | 'post', label: string, target: number, floor?: boolean, options: (ids: string[]) => import('autocannon').Request }} Scenario
  */
 /** @typedef {{ duration: number, warmup: number }} Settings seconds of each measurement and of the warm-up before it */
 
@@ -37,6 +39,7 @@ const SCENARIOS = [
     key: 'post',
     label: 'POST /v2/deployments',
     target: 0.35,
+    floor: true,
     options: () => ({ method: 'POST', path: '/v2/deployments', setupRequest: (req) => ({ ...req, body: JSON.stringify(DEPLOYMENT_BODY(uniqueName())) }) }),
   },
 ]
@@ -74,6 +77,30 @@ async function measure(server, scenario, ids, { duration, warmup }) {
   return load(server.url, { ...base, duration, requests }, server.pid)
 }
 
+/**
+ * The bare app writing to a database file hangar made (and closed): the route's durable floor.
+ * @param {Scenario} scenario
+ * @param {{ ids: string[], shape: Record<string, number> }} measured
+ * @param {Settings} settings
+ * @param {(line: string) => void} log
+ */
+async function measureFloor(scenario, measured, settings, log) {
+  const tmp = tempDir()
+  try {
+    const db = join(tmp.dir, 'floor.db')
+    await (await startHangar({ db })).stop()
+    const floor = await startBaseline(measured.shape, ['--db', db])
+    try {
+      log(`  ${scenario.label}: bare writing to SQLite ${floor.url} …`)
+      return await measure(floor, scenario, measured.ids, settings)
+    } finally {
+      await floor.stop()
+    }
+  } finally {
+    tmp.remove()
+  }
+}
+
 /** @param {{ quick?: boolean, log?: (line: string) => void }} [options] */
 export async function throughput({ quick = QUICK, log = console.error } = {}) {
   /** @type {Settings} */
@@ -85,7 +112,7 @@ export async function throughput({ quick = QUICK, log = console.error } = {}) {
       tmp.remove()
       throw error
     })
-    let measured, hangarResult, bareResult
+    let measured, hangarResult, bareResult, floorResult
     try {
       measured = await seedAndMeasure(hangar.url)
       log(`  ${scenario.label}: hangar ${hangar.url} …`)
@@ -101,8 +128,11 @@ export async function throughput({ quick = QUICK, log = console.error } = {}) {
     } finally {
       await bare.stop()
     }
+    if (scenario.floor) floorResult = await measureFloor(scenario, measured, settings, log)
     rows.push({
       ...scenario,
+      floor: floorResult,
+      floorRatio: floorResult && floorResult.rps / bareResult.rps,
       options: undefined,
       hangar: hangarResult,
       bare: bareResult,
