@@ -14,9 +14,12 @@
 // of the burst either: the first event of a clock move would wait for the whole run step (a
 // hundred subscribers heard of it ~1.5 ms later).
 //
-// Not at the end of the event-loop turn (setImmediate), which would batch more: the commit, and so
-// every answer and streamed event, would then come after timers and callbacks already queued, and a
-// test that moves a manual clock one step per turn would see events one step late.
+// Not at the end of the event-loop turn (setImmediate) for all work, which would batch more: the
+// commit, and so every answer and streamed event, would then come after timers and callbacks
+// already queued, and a test that moves a manual clock one step per turn would see events one step
+// late. Only a write request read from a socket holds its group to the turn's end (`untilTurnEnd()`):
+// it runs in an I/O callback, so that setImmediate comes before the next timer, and the requests
+// read in the same turn share its commit (each paid one of its own: a sixth of a create's CPU).
 //
 // How writes are found: after the migrations, the connection's `prepare` hands out statements
 // (compiled at their first use) whose writing methods open the shared transaction first, and `transaction(fn)` does the same (a
