@@ -239,8 +239,15 @@ export class RunExecutor {
         unread = false
         const endedBeforeRead = ended
         // While the run is live its streams share reads; once it is over its log may go (a reset, its thread deleted).
-        const page = live !== undefined && this.#live.get(run.seq) === live ? this.#page(live, last)
+        let page = live !== undefined && this.#live.get(run.seq) === live ? this.#page(live, last)
           : live?.kept ? keptAfter(live.kept, last) : this.#o.runs.eventsAfter(run, last, EVENT_PAGE)
+        // The connection reads its own writes: a page may run into a group of writes the run opened
+        // since this reader was woken. What is in it is handed out once it commits.
+        const cut = live?.uncommittedFrom
+        if (cut !== undefined && page.length > 0 && Number(page[page.length - 1].id) >= cut) {
+          page = page.filter((event) => Number(event.id) < cut)
+          unread = true
+        }
         if (page.length > 0) {
           yield page
           last = Number(page[page.length - 1].id)
