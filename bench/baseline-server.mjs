@@ -198,8 +198,14 @@ app.post('/threads/:id/runs/stream', (request, reply) => {
     else send()
     return
   }
-  if (floor) heldRuns.set(raw, floor.hold(/** @type {{ id: string }} */ (request.params).id, hold))
-  hold.forEach((f, i) => raw.write(frame(f.event, f.data, i)))
+  const writeHold = () => hold.forEach((f, i) => raw.write(frame(f.event, f.data, i)))
+  if (floor) {
+    const stored = floor.hold(/** @type {{ id: string }} */ (request.params).id, hold)
+    heldRuns.set(raw, stored.runSeq)
+    stored.committed.then(writeHold)
+  } else {
+    writeHold()
+  }
   const timer = heartbeatMs > 0 ? setInterval(() => raw.write(': heartbeat\n\n'), heartbeatMs).unref() : undefined
   held.add(raw)
   raw.once('close', () => {
@@ -317,15 +323,16 @@ async function durableFloor(file) {
       return committing
     },
     /**
-     * Stores a held run (`pipeline`: it waits for the clock) and its first events; returns its seq.
+     * Stores a held run (`pipeline`: it waits for the clock) and its first events; returns its seq
+     * and the commit to wait for before sending them.
      * @param {string} threadId
      * @param {{ event: string, data: unknown }[]} events
      */
     hold: (threadId, events) => {
-      turn()
+      const committed = turn()
       const runSeq = sql.run.run(sql.threadSeq.get(threadId)).lastInsertRowid
       events.forEach((e, i) => sql.event.run(runSeq, i, e.event, JSON.stringify(e.data)))
-      return runSeq
+      return { runSeq, committed }
     },
     /**
      * Stores the next event (number `idx`) of each held run; resolves once they are committed.

@@ -100,7 +100,7 @@ if (results.throughput) {
     rows.push(['', '  server CPU per request, µs (ratio: bare/hangar)', fmt(r.hangar.cpuUsPerRequest, 0), fmt(r.bare.cpuUsPerRequest, 0), fmt(r.cpuRatio), '', ''])
     if (r.floor && r.floorRatio !== undefined) {
       rows.push(['', '  durable floor: the bare app writing the two rows a create writes first (SQLite, a commit per turn): req/s (p50/p99 ms); its CPU µs per request', '',
-        `${fmt(r.floor.rps, 0)} (${r.floor.p50}/${r.floor.p99}); ${fmt(r.floor.cpuUsPerRequest, 0)}`, fmt(r.floorRatio), `≥ ${r.target}×`, r.floorRatio < r.target ? 'floor under the target' : ''])
+        `${fmt(r.floor.rps, 0)} (${r.floor.p50}/${r.floor.p99}); ${fmt(r.floor.cpuUsPerRequest, 0)}`, fmt(r.floorRatio), `≥ ${r.target}×`, r.floor.non2xx + r.floor.errors + r.floor.timeouts > 0 ? `${r.floor.non2xx} non-2xx, ${r.floor.errors + r.floor.timeouts} errors` : r.floorRatio < r.target ? 'floor under the target' : ''])
     }
     rows.push(['', '  non-2xx / errors', `${r.hangar.non2xx} / ${r.hangar.errors + r.hangar.timeouts}`, `${r.bare.non2xx} / ${r.bare.errors + r.bare.timeouts}`, '', '0', verdict(r.hangar.non2xx + r.hangar.errors + r.hangar.timeouts === 0)])
     target(r.key, `${r.label} ≥ ${r.target}× the bare route (req/s)`, met, `${fmt(r.ratio)}×`)
@@ -125,7 +125,7 @@ if (results.streams) {
   const rateMet = rateRatio >= RUNS_TARGET
   rows.push(['', 'runs completed per second, 20 clients', fmt(h.runsPerSecond), fmt(b.runsPerSecond), fmt(rateRatio), `≥ ${RUNS_TARGET}×`, verdict(rateMet)])
   const f = results.streams.floor
-  rows.push(['', '  durable floor: the bare app storing each thread, run and event (SQLite in memory, as hangar here; a commit per turn) before it sends them: runs/s', '', fmt(f.runsPerSecond), fmt(f.runsPerSecond / b.runsPerSecond), `≥ ${RUNS_TARGET}×`, f.runsPerSecond / b.runsPerSecond < RUNS_TARGET ? 'floor under the target' : ''])
+  rows.push(['', '  durable floor: the bare app storing each thread, run and event (SQLite in memory, as hangar here; a commit per turn) before it sends them: runs/s', '', fmt(f.runsPerSecond), fmt(f.runsPerSecond / b.runsPerSecond), `≥ ${RUNS_TARGET}×`, f.latencyErrors + f.rateErrors > 0 ? `${f.latencyErrors + f.rateErrors} errors` : f.runsPerSecond / b.runsPerSecond < RUNS_TARGET ? 'floor under the target' : ''])
   target('runsPerSecond', `runs completed per second ≥ ${RUNS_TARGET}× the bare app`, rateMet, `${fmt(rateRatio)}×`)
   rows.push(['', '  errors (latency runs, runs/s runs)', `${h.latencyErrors}, ${h.rateErrors}`, `${b.latencyErrors}, ${b.rateErrors}`, '', '0', verdict(h.latencyErrors + h.rateErrors === 0)])
   const holdMet = mib(hh.heldRssKiB) < 300 && hh.errors === 0 && hh.missingHeartbeats === 0
@@ -136,7 +136,7 @@ if (results.streams) {
   const fanOutMet = fanOut <= FAN_OUT_TARGET
   rows.push(['', `  one event to all ${hh.n} (each run's own), ms (p50/p99/max; ratio of max)`, `${fmt(hh.eventP50)}/${fmt(hh.eventP99)}/${fmt(hh.eventMax)}`, `${fmt(bh.eventP50)}/${fmt(bh.eventP99)}/${fmt(bh.eventMax)}`, fmt(fanOut), `≤ ${FAN_OUT_TARGET}× (max)`, verdict(fanOutMet)])
   const fh = results.streams.floorHold
-  rows.push(['', `    durable floor: the bare app storing each stream's event (a row per run, one commit) before it writes them, ms (p50/p99/max; ratio of max)`, '', `${fmt(fh.eventP50)}/${fmt(fh.eventP99)}/${fmt(fh.eventMax)}`, fmt(fh.eventMax / bh.eventMax), `≤ ${FAN_OUT_TARGET}× (max)`, fh.eventMax / bh.eventMax > FAN_OUT_TARGET ? 'floor over the target' : ''])
+  rows.push(['', `    durable floor: the bare app storing each stream's event (a row per run, one commit) before it writes them, ms (p50/p99/max; ratio of max)`, '', `${fmt(fh.eventP50)}/${fmt(fh.eventP99)}/${fmt(fh.eventMax)}`, fmt(fh.eventMax / bh.eventMax), `≤ ${FAN_OUT_TARGET}× (max)`, fh.errors > 0 ? `${fh.errors} errors` : fh.eventMax / bh.eventMax > FAN_OUT_TARGET ? 'floor over the target' : ''])
   const hj = results.streams.hangarJoin
   rows.push(['', `  one run's event to ${hj.n} streams joined to it, ms (p50/p99/max; ratio of max)`, `${fmt(hj.eventP50)}/${fmt(hj.eventP99)}/${fmt(hj.eventMax)}`, `${fmt(bh.eventP50)}/${fmt(bh.eventP99)}/${fmt(bh.eventMax)}`, fmt(hj.eventMax / bh.eventMax), '', hj.errors === 0 && hj.delivered === hj.n ? '' : `${hj.n - hj.delivered} missed, ${hj.errors} errors`])
   target('streamsFanOut', `one event to ${hh.n} open streams within ${FAN_OUT_TARGET}× the bare app (max)`, fanOutMet, `${fmt(fanOut)}×`)
