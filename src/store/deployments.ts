@@ -153,32 +153,28 @@ export class DeploymentRepository {
     const now = this.#clock.now()
     if (now < this.#nextDue) return 0
     const due = this.#sql.due.all(now)
-    const { moved, deletions } = this.#db.transaction(() => ({
-      moved: due.map((row) => {
-        const position = statusAt(anchorOf(row), now)
-        this.#sql.setStatus.run(position.status, position.since, position.nextAt, row.seq)
-        return { row, status: position.status }
-      }),
-      deletions: this.#deletions.settle(now),
+    const moved = this.#db.transaction(() => due.map((row) => {
+      const position = statusAt(anchorOf(row), now)
+      this.#sql.setStatus.run(position.status, position.since, position.nextAt, row.seq)
+      return { row, status: position.status }
     }))()
     for (const { row, status } of moved) this.#changed(row.tenant_id, row.deployment_id, { id: row.id, status })
-    for (const deletion of deletions) this.#changed(deletion.tenantId, deletion.deploymentId)
-    this.#nextDeletionDue = this.#deletions.nextDue() ?? Number.POSITIVE_INFINITY
+    const deletions = this.#settleDeletions(now)
     this.#nextDue = Math.min(this.#sql.nextDue.get()?.next_at ?? Number.POSITIVE_INFINITY, this.#nextDeletionDue)
-    return due.length + deletions.length
+    return due.length + deletions
   }
 
   /**
    * Persists the deletion steps that are due now, not the revisions': what decides whether a name
-   * is free (a deletion that is done frees its name). Revision steps wait for the next read that
-   * shows a status, or the ticker, and are written many at a time there.
+   * is free (a deletion that is done frees its name). Returns how many moved. Revision steps wait
+   * for the next read that shows a status, or the ticker, and are written many at a time there.
    */
-  #settleDeletions(): void {
-    const now = this.#clock.now()
-    if (now < this.#nextDeletionDue) return
+  #settleDeletions(now = this.#clock.now()): number {
+    if (now < this.#nextDeletionDue) return 0
     const deletions = this.#db.transaction(() => this.#deletions.settle(now))()
     for (const deletion of deletions) this.#changed(deletion.tenantId, deletion.deploymentId)
     this.#nextDeletionDue = this.#deletions.nextDue() ?? Number.POSITIVE_INFINITY
+    return deletions.length
   }
 
   /** Forgets when the next transition is due (revisions were written elsewhere: a state import). */
