@@ -87,3 +87,14 @@ t.test('a port already taken is an error, and nothing is left open', async (t) =
   const port = Number(new URL(first.url).port)
   await t.rejects(startHangar({ port }), /EADDRINUSE/)
 })
+
+t.test('close() lets go of the server: hangars started and closed back to back do not pile up', async (t) => {
+  const servers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'TCPServerWrap').length
+  const before = servers()
+  for (let i = 0; i < 5; i++) {
+    const hangar = await startHangar()
+    t.equal(servers(), before + 1, `hangar ${i + 1} listens on one server`)
+    await hangar.close()
+    t.equal(servers(), before, `and once closed, its server is gone (hangar ${i + 1})`)
+  }
+})
