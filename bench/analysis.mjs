@@ -41,11 +41,13 @@ function floorSentence(results, key) {
   const ratio = key === 'runsPerSecond' ? s.floor.runsPerSecond / s.bare.runsPerSecond : s.floorHold.eventMax / s.bareHold.eventMax
   const figure = key === 'runsPerSecond' ? `${fmt(s.floor.runsPerSecond)} runs/s, ${fmt(ratio)}× the bare app` : `${fmt(s.floorHold.eventMax)} ms to the last stream, ${fmt(ratio)}× the bare app`
   const within = key === 'runsPerSecond' ? ratio >= 0.5 : ratio <= 2
+  // What the floor read in the full runs of 2026-11-26 and 27, some on a busy machine.
+  const others = key === 'runsPerSecond' ? '1.16–1.21×' : '1.08–2.09×'
   return [
     `The durable floor (the row under it: the bare app storing every thread, run and event in SQLite, a commit per`,
-    `turn, before it sends them) reads ${figure}. ${within
+    `turn, before it sends them) reads ${figure} (in the full runs of 2026-11-26 and 27: ${others}). ${within
       ? 'Storing what is streamed before streaming it is not what misses the target: hangar\'s own work per run is.'
-      : 'Storing what is streamed before streaming it already misses the target here.'}`,
+      : 'In this run, storing what is streamed before streaming it already misses the target.'}`,
   ]
 }
 
@@ -146,37 +148,50 @@ export function analysis(key, results) {
       if (!hh) return undefined
       return `${fmt(mib(hh.heldRssKiB))} MiB with ${hh.errors} errors and ${hh.missingHeartbeats} streams without heartbeats: see the rows above.`
     }
-    case 'runsPerSecond':
+    case 'runsPerSecond': {
+      const st = results.streams
+      const ratio = st ? st.hangar.runsPerSecond / st.bare.runsPerSecond : undefined
       return [
-        'Each `agent` run (a new thread, then its stream) executes about 55 SQL statements: 16 appends to the',
-        'thread\'s session-protocol log (every event is kept, because a subscriber that comes later replays',
-        'it), 3 checkpoints, 3 run events, the thread\'s state and status updates, the run row and its status.',
-        'Counted in process, one run at a time, they take about 1.6 ms of SQLite time; the graph engine, the',
-        'stream modes and the SSE writes come on top. The bare app writes the same frames from memory. Group',
-        'commit now makes that two or three commits per run: a burst of ticks and microtasks commits its first',
-        'writes at once and the rest at its end. Committing at the first microtask without a write, as before,',
-        'gave ~24 per run (a run\'s events pass through nested async generators, with such a microtask after',
-        'nearly every one); in a probe (20 clients) the change cut the CPU per run from ~2,150 to ~1,800 µs.',
-        'Then the requests read in one turn of the event loop came to share a commit (the POST target): the',
-        'runs their streams start commit with them, another ~15% (probe: ~2,000 to ~1,650 µs per run, +20% runs/s).',
-        'The statements themselves remain.',
-        'Reaching 0.5× needs the per-run writes cut to a few (e.g. the protocol log and run events written',
-        'once per run step as one row each) — a storage change not made this session.',
+        'Each `agent` run (a new thread, then its stream) executes about 55 SQL statements and 7 savepoints:',
+        '16 appends to the thread\'s session-protocol log (every event is kept, because a subscriber that comes',
+        'later replays it), 3 checkpoints and an amend, 3 run events, the thread\'s state and status updates, the',
+        'run row and its status. In a CPU profile (20 clients) SQLite and the store\'s code around it are about',
+        'two fifths of the server\'s time per run; the graph engine, the stream modes, HTTP and the SSE writes',
+        'are the rest, spread over some thirty functions none of which holds more than a few per cent. Group',
+        'commit makes that two or three commits per run: a burst of ticks and microtasks commits its first',
+        'writes at once and the rest at its end (committing at the first microtask without a write, as before,',
+        'gave ~24 per run: ~2,150 to ~1,800 µs of CPU per run in a probe), and the requests read in one turn of',
+        'the event loop share a commit (another ~15%: ~2,000 to ~1,650 µs).',
+        ...(ratio === undefined ? [] : [
+          `0.5× needs about ${fmt(0.5 / ratio, 1)}× less work per run than this run shows (runs/s follow the server's CPU`,
+          'per run here), and no storage change alone gives that. Measured in A/B probes on 2026-11-27 (20',
+          'clients, 8 s, the builds alternating; ~1,450 µs of CPU per run): the protocol log\'s rows written in',
+          'one statement per commit instead of one each took 3–6% off; the protocol log left out altogether',
+          '(which breaks the session protocol) took 14–18%; a stream not reading its run\'s empty log at its start',
+          'changed nothing measurable. The work per run grew with what a run does as the real server\'s do, not',
+          'by a regression: the 1,000-runs event below (server CPU from the clock move until every stream had its',
+          'event) cost ~290 ms on the build of 2026-11-25 before the session protocol (29072a8), ~470 ms with it',
+          '(994f06a), ~590 ms with forks, commands and tool calls (5504137), ~690 ms with supersteps of parallel',
+          'tasks (092f40d), and ~700 ms now (each built and measured on 2026-11-27, two runs each).',
+        ]),
         ...floorSentence(results, 'runsPerSecond'),
       ].join('\n')
-    case 'streamsFanOut':
+    }
+    case 'streamsFanOut': {
+      const bh = results.streams?.bareHold
+      const hh = results.streams?.hangarHold
       return [
         'This figure is 1,000 runs moving, not one event copied 1,000 times: when the clock moves, each of the',
         '1,000 waiting `pipeline` runs finishes its node (a checkpoint, its events, the protocol log, the',
         'thread\'s state) and writes its own next event to its own stream, while the bare app writes one',
-        'prepared frame to 1,000 sockets. Within 2× would leave about 90 µs per run step. Group commit puts',
-        'the 1,000 runs\' writes in about a hundred transactions (one per 256 writes, so the first runs\' events',
-        'leave while the last ones still step); the per-run work is the same as in runs/s above.',
+        `prepared frame to 1,000 sockets.${bh && hh ? ` Within 2× would leave ${us(2 * bh.eventMax * 1000 / bh.n)} per run step, sending included; this run took ${us(hh.eventMax * 1000 / hh.n)}.` : ''}`,
+        'The work per run step is that of runs/s above, and so is why it grew (see there).',
         'One event fanned out is the next row: 1,000 streams joined to one run. Its streams share each read of the',
         'run\'s log (while it is live) and write the logged JSON text as it is, without parsing and serializing it again.',
         'The session protocol\'s fan-out (one event to N SSE streams or WebSockets) is in the protocol rows below.',
         ...floorSentence(results, 'streamsFanOut'),
       ].join('\n')
+    }
     case 'memory': {
       const m = results.memory
       if (!m) return undefined
@@ -186,7 +201,7 @@ export function analysis(key, results) {
         'fixed ring, its text in 1 KiB a slot outside the heap), and the per-deployment `seededScopes` set of',
         'app.ts (only deployments whose agent server was called). Run `node --heapsnapshot-signal=SIGUSR2 dist/server.js` under the same mix and compare two',
         'snapshots to see which objects are retained. In a full run this figure follows what ran before it: on',
-        '2026-11-26 it read 0.92-1.25× in full runs, and 0.91-1.03× run alone (`node bench/memory.mjs`) with and',
+        '2026-11-26 and 27 it read 0.92–1.33× in full runs, and 0.91-1.03× run alone (`node bench/memory.mjs`) with and',
         'without that day\'s change to the group commit.',
       ].join('\n')
     }
@@ -197,7 +212,10 @@ export function analysis(key, results) {
           'finishes its node (a checkpoint, its events, the thread\'s state). What it writes first commits',
           'at once (a burst\'s first group), so its first event leaves while the step goes on; the rest commits',
           'at the end of the burst, and subscribers are woken once then and read it in one page. The bare app',
-          'writes a prepared frame at once. After the first frame, most of the time is the `writev` of every',
+          'writes a prepared frame at once, then answers the clock move. hangar answers the move once what it',
+          'woke has taken those first steps (src/routes/admin.ts), so its "clock move answered" includes the run',
+          'step and the writes to every subscriber; answered first, as until 2026-11-27, the answer\'s own write',
+          '(~0.3 ms on this machine) came before every event. After the first frame, most of the time is the `writev` of every',
           'socket, one per event and subscriber. With 100 subscribers the run step is most of the figure; with',
           '1,000 the writes dominate and hangar is close to the bare app. Fixed already: SSE responses are',
           'uncorked after each write (Node sent every event of a run step together, at its end), subscribers',
