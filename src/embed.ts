@@ -1,6 +1,7 @@
 // The in-process API: a test suite starts hangar inside its own process, on a free port, with a
 // clock it moves itself, and waits for revisions without sleeping.
 
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import { buildApp, type App } from './app.js'
 import { Clock } from './clock.js'
 import { DEFAULT_TENANT, type Config } from './config.js'
@@ -79,8 +80,8 @@ export async function startHangar(options: StartOptions = {}): Promise<RunningHa
  * this wait). One setImmediate may come before that phase (in the same turn); the second after it.
  */
 const release = async () => {
-  await new Promise<void>((resolve) => setImmediate(resolve))
-  await new Promise<void>((resolve) => setImmediate(resolve))
+  await nextTurn()
+  await nextTurn()
 }
 
 /** What the helpers send as `X-Api-Key` when hangar accepts any non-empty key. */

@@ -1,6 +1,7 @@
 // The emulator's own control plane under /_hangar: its clock, reset and state, and hands on the
 // revisions' progress. Everything the inspector page and test suites do goes through here.
 
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { clockState } from '../admin/bus.js'
@@ -103,7 +104,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
     // answer: their events are committed and written to their streams by the end of this burst of
     // ticks and microtasks, and the answer follows at setImmediate. A client that awaits the move
     // has then been sent what it caused; the answer written first (~0.3 ms here) delayed every event.
-    if (action !== 'freeze') await new Promise<void>((resolve) => setImmediate(resolve))
+    if (action !== 'freeze') await nextTurn()
     return clockState(clock)
   })
 
