@@ -3,12 +3,16 @@
 // validation, no hooks, no logger). The benchmarks measure hangar's answers first and pass their
 // sizes here as `--shape`, so both servers put the same bytes on the wire.
 //
-//   node bench/baseline-server.mjs --port 0 --shape '<json>' [--heartbeat-ms 1000]
+//   node bench/baseline-server.mjs --port 0 --shape '<json>' [--heartbeat-ms 1000] [--db <file> [--keep]]
+//
+// --db makes it the durable floor (see durableFloor below); --keep stores checkpoints and the
+// session-protocol log too.
 //
 // shape: { get, list, post, thread: bytes of each JSON answer,
 //          frames: [{event, bytes}] of a finished run's stream,
 //          hold: [{event, bytes}] written when a held stream opens, next: {event, bytes},
-//          protocol: the session protocol's frames (see ProtocolShape), store: the store's answers }
+//          protocol: the session protocol's frames (see ProtocolShape), store: the store's answers,
+//          kept, keptNext: what hangar kept beside a run's events, and beside a held run's step's (see Kept) }
 //
 // Routes (the same paths the benchmark clients send to hangar):
 //   GET /ok, GET /v2/deployments/:id, GET /v2/deployments, POST /v2/deployments (201),
@@ -46,6 +50,13 @@ import { WebSocketServer } from 'ws'
  * @property {FrameSize} [next]
  * @property {ProtocolShape} [protocol]
  * @property {{ filter: number, query: number }} [store] bytes of a store search's answer, by a filter and by a query
+ * @property {Kept} [kept] what hangar kept of a finished run's thread beyond its events (`--keep`)
+ * @property {Kept} [keptNext] what a held run's step kept beyond its event (`--keep`)
+ */
+/**
+ * What hangar keeps of a thread beyond its runs' events, in bytes: each checkpoint's state and each
+ * entry of the session-protocol log.
+ * @typedef {{ checkpoints: number[], log: number[] }} Kept
  */
 /**
  * The session protocol's sizes: the run.start answer; the SSE frames a subscriber gets when it
@@ -60,6 +71,7 @@ const { values: args } = parseArgs({
     shape: { type: 'string', default: '{}' },
     'heartbeat-ms': { type: 'string', default: '5000' },
     db: { type: 'string' },
+    keep: { type: 'boolean', default: false },
   },
 })
 /** @type {Required<Omit<Shape, 'threads'>> & Shape} */
@@ -169,7 +181,7 @@ const next = { event: shape.next.event, data: frameData(shape.next.event, shape.
 const app = Fastify({ logger: false })
 /** @type {Set<import('node:http').ServerResponse>} */
 const held = new Set()
-/** @type {Map<import('node:http').ServerResponse, number | bigint>} with `--db`, the run each held stream follows */
+/** @type {Map<import('node:http').ServerResponse, { runSeq: number | bigint, threadSeq: number }>} with `--db`, the run each held stream follows */
 const heldRuns = new Map()
 /** @type {Set<import('node:http').ServerResponse>} the session protocol's open SSE streams */
 const protocolStreams = new Set()
@@ -179,7 +191,7 @@ const protocolSockets = new Set()
 app.get('/ok', async () => ({ ok: true }))
 app.get('/v2/deployments/:id', async () => answers.get)
 app.get('/v2/deployments', async () => answers.list)
-const floor = args.db === undefined ? undefined : await durableFloor(args.db)
+const floor = args.db === undefined ? undefined : await durableFloor(args.db, args.keep ? { run: shape.kept ?? { checkpoints: [], log: [] }, step: shape.keptNext ?? { checkpoints: [], log: [] } } : undefined)
 app.post('/v2/deployments', floor?.create ?? (async (request, reply) => reply.code(201).send(answers.post)))
 app.post('/threads', floor?.thread ?? (async () => answers.thread))
 app.post('/threads/search', async () => answers.threads.resources)
@@ -201,7 +213,7 @@ app.post('/threads/:id/runs/stream', (request, reply) => {
   const writeHold = () => hold.forEach((f, i) => raw.write(frame(f.event, f.data, i)))
   if (floor) {
     const stored = floor.hold(/** @type {{ id: string }} */ (request.params).id, hold)
-    heldRuns.set(raw, stored.runSeq)
+    heldRuns.set(raw, stored.run)
     stored.committed.then(writeHold)
   } else {
     writeHold()
@@ -266,10 +278,15 @@ app.post('/_hangar/clock', async (request) => {
  *   create writes first, the deployment and its first revision, after checking the name is free.
  * - POST /threads and a run's stream (tables of its own): a thread row; a run row and each of the
  *   run's events as a row, as a server whose streams can be resumed (Last-Event-ID) must store
- *   them, before they are sent. Nothing of checkpoints, state or the session protocol's log.
+ *   them, before they are sent. Nothing of checkpoints, state or the session protocol's log,
+ *   unless `keep` says what else to store (`--keep`, with `kept` and `keptNext` in the shape): then
+ *   a run also stores each of its checkpoints (a row each, with a state of the size hangar's had),
+ *   and its session-protocol log entries (in one row per commit, the fewest rows that keep them
+ *   in order), and so does a held run's step with what its step kept.
  * @param {string} file
+ * @param {{ run: Kept, step: Kept }} [keep]
  */
-async function durableFloor(file) {
+async function durableFloor(file, keep) {
   const { default: Database } = await import('better-sqlite3')
   const db = new Database(file)
   db.pragma('journal_mode = WAL')
@@ -278,7 +295,11 @@ async function durableFloor(file) {
   db.exec(`CREATE TABLE IF NOT EXISTS floor_threads (seq INTEGER PRIMARY KEY, thread_id TEXT NOT NULL UNIQUE) STRICT;
     CREATE TABLE IF NOT EXISTS floor_runs (seq INTEGER PRIMARY KEY, thread_seq INTEGER NOT NULL REFERENCES floor_threads (seq)) STRICT;
     CREATE TABLE IF NOT EXISTS floor_events (run_seq INTEGER NOT NULL REFERENCES floor_runs (seq), idx INTEGER NOT NULL,
-      event TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (run_seq, idx)) STRICT, WITHOUT ROWID`)
+      event TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (run_seq, idx)) STRICT, WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS floor_checkpoints (seq INTEGER PRIMARY KEY, thread_seq INTEGER NOT NULL REFERENCES floor_threads (seq),
+      checkpoint_id TEXT NOT NULL, state TEXT NOT NULL, UNIQUE (thread_seq, checkpoint_id)) STRICT;
+    CREATE TABLE IF NOT EXISTS floor_log (thread_seq INTEGER NOT NULL REFERENCES floor_threads (seq), seq INTEGER NOT NULL,
+      entries TEXT NOT NULL, PRIMARY KEY (thread_seq, seq)) STRICT, WITHOUT ROWID`)
   const [begin, commit] = [db.prepare('BEGIN'), db.prepare('COMMIT')]
   /** @type {Promise<void> | undefined} the open turn's commit */
   let committed
@@ -298,6 +319,24 @@ async function durableFloor(file) {
     threadSeq: db.prepare('SELECT seq FROM floor_threads WHERE thread_id = ?').pluck(),
     run: db.prepare('INSERT INTO floor_runs (thread_seq) VALUES (?)'),
     event: db.prepare('INSERT INTO floor_events (run_seq, idx, event, data) VALUES (?, ?, ?, ?)'),
+    checkpoint: db.prepare('INSERT INTO floor_checkpoints (thread_seq, checkpoint_id, state) VALUES (?, ?, ?)'),
+    log: db.prepare('INSERT INTO floor_log (thread_seq, seq, entries) VALUES (?, (SELECT coalesce(max(seq), -1) + 1 FROM floor_log WHERE thread_seq = ?), ?)'),
+  }
+  // What `keep` stores, made once: each checkpoint's state, and one commit's log entries as a JSON array.
+  const keptRows = (/** @type {Kept} */ k) => ({
+    checkpoints: k.checkpoints.map((bytes, i) => JSON.stringify(resource(bytes, i))),
+    log: k.log.length === 0 ? undefined : JSON.stringify(k.log.map((bytes, i) => resource(bytes, i))),
+  })
+  const kept = keep && { run: keptRows(keep.run), step: keptRows(keep.step) }
+  /**
+   * Stores what a run or a step kept beside its events (nothing without `keep`).
+   * @param {number | bigint} threadSeq
+   * @param {{ checkpoints: string[], log: string | undefined } | undefined} rows
+   */
+  const storeKept = (threadSeq, rows) => {
+    if (!rows) return
+    for (const state of rows.checkpoints) sql.checkpoint.run(threadSeq, randomUUID(), state)
+    if (rows.log !== undefined) sql.log.run(threadSeq, threadSeq, rows.log)
   }
   const hasDeployments = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'deployments'").get() !== undefined
   return {
@@ -318,8 +357,10 @@ async function durableFloor(file) {
      */
     run: (threadId, events) => {
       const committing = turn()
-      const runSeq = sql.run.run(sql.threadSeq.get(threadId)).lastInsertRowid
+      const threadSeq = /** @type {number} */ (sql.threadSeq.get(threadId))
+      const runSeq = sql.run.run(threadSeq).lastInsertRowid
       events.forEach((e, i) => sql.event.run(runSeq, i, e.event, JSON.stringify(e.data)))
+      storeKept(threadSeq, kept?.run)
       return committing
     },
     /**
@@ -330,20 +371,25 @@ async function durableFloor(file) {
      */
     hold: (threadId, events) => {
       const committed = turn()
-      const runSeq = sql.run.run(sql.threadSeq.get(threadId)).lastInsertRowid
+      const threadSeq = /** @type {number} */ (sql.threadSeq.get(threadId))
+      const runSeq = sql.run.run(threadSeq).lastInsertRowid
       events.forEach((e, i) => sql.event.run(runSeq, i, e.event, JSON.stringify(e.data)))
-      return { runSeq, committed }
+      return { run: { runSeq, threadSeq }, committed }
     },
     /**
-     * Stores the next event (number `idx`) of each held run; resolves once they are committed.
-     * @param {(number | bigint)[]} runSeqs
+     * Stores the next event (number `idx`) of each held run, and what its step kept; resolves once
+     * they are committed.
+     * @param {{ runSeq: number | bigint, threadSeq: number }[]} runs
      * @param {number} idx
      * @param {{ event: string, data: unknown }} event
      */
-    append: (runSeqs, idx, event) => {
+    append: (runs, idx, event) => {
       const committing = turn()
       const data = JSON.stringify(event.data)
-      for (const runSeq of runSeqs) sql.event.run(runSeq, idx, event.event, data)
+      for (const { runSeq, threadSeq } of runs) {
+        sql.event.run(runSeq, idx, event.event, data)
+        storeKept(threadSeq, kept?.step)
+      }
       return committing
     },
   }

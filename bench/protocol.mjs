@@ -18,7 +18,7 @@ import { openStream } from './sse-client.mjs'
 const HEADERS = { 'x-api-key': API_KEY }
 const JSON_HEADERS = { ...HEADERS, 'content-type': 'application/json' }
 /** Every channel: a subscriber gets all of the run's events. */
-const CHANNELS = ['values', 'updates', 'messages', 'tools', 'custom', 'lifecycle', 'input', 'checkpoints', 'tasks']
+export const CHANNELS = ['values', 'updates', 'messages', 'tools', 'custom', 'lifecycle', 'input', 'checkpoints', 'tasks']
 /** How a session protocol event message begins on the WebSocket (hangar's envelope, and the bare app's). */
 const EVENT_PREFIX = Buffer.from('{"type":"event"')
 /** The fan-out's target: hangar's time to the last subscriber at most this many times the bare app's. */

@@ -126,6 +126,8 @@ if (results.streams) {
   rows.push(['', 'runs completed per second, 20 clients', fmt(h.runsPerSecond), fmt(b.runsPerSecond), fmt(rateRatio), `≥ ${RUNS_TARGET}×`, verdict(rateMet)])
   const f = results.streams.floor
   rows.push(['', '  durable floor: the bare app storing each thread, run and event (SQLite in memory, as hangar here; a commit per turn) before it sends them: runs/s', '', fmt(f.runsPerSecond), fmt(f.runsPerSecond / b.runsPerSecond), `≥ ${RUNS_TARGET}×`, f.latencyErrors + f.rateErrors > 0 ? `${f.latencyErrors + f.rateErrors} errors` : f.runsPerSecond / b.runsPerSecond < RUNS_TARGET ? 'floor under the target' : ''])
+  const k = results.streams.keeping
+  rows.push(['', '  the same floor also keeping each run\'s checkpoints (a row each) and its session-protocol log (a row per commit), as hangar\'s history, forks and late subscribers need: runs/s', '', fmt(k.runsPerSecond), fmt(k.runsPerSecond / b.runsPerSecond), `≥ ${RUNS_TARGET}×`, k.latencyErrors + k.rateErrors > 0 ? `${k.latencyErrors + k.rateErrors} errors` : k.runsPerSecond / b.runsPerSecond < RUNS_TARGET ? 'floor under the target' : ''])
   target('runsPerSecond', `runs completed per second ≥ ${RUNS_TARGET}× the bare app`, rateMet, `${fmt(rateRatio)}×`)
   rows.push(['', '  errors (latency runs, runs/s runs)', `${h.latencyErrors}, ${h.rateErrors}`, `${b.latencyErrors}, ${b.rateErrors}`, '', '0', verdict(h.latencyErrors + h.rateErrors === 0)])
   const holdMet = mib(hh.heldRssKiB) < 300 && hh.errors === 0 && hh.missingHeartbeats === 0
@@ -137,6 +139,9 @@ if (results.streams) {
   rows.push(['', `  one event to all ${hh.n} (each run's own), ms (p50/p99/max; ratio of max)`, `${fmt(hh.eventP50)}/${fmt(hh.eventP99)}/${fmt(hh.eventMax)}`, `${fmt(bh.eventP50)}/${fmt(bh.eventP99)}/${fmt(bh.eventMax)}`, fmt(fanOut), `≤ ${FAN_OUT_TARGET}× (max)`, verdict(fanOutMet)])
   const fh = results.streams.floorHold
   rows.push(['', `    durable floor: the bare app storing each stream's event (a row per run, one commit) before it writes them, ms (p50/p99/max; ratio of max)`, '', `${fmt(fh.eventP50)}/${fmt(fh.eventP99)}/${fmt(fh.eventMax)}`, fmt(fh.eventMax / bh.eventMax), `≤ ${FAN_OUT_TARGET}× (max)`, fh.errors > 0 ? `${fh.errors} errors` : fh.eventMax / bh.eventMax > FAN_OUT_TARGET ? 'floor over the target' : ''])
+  const kh = results.streams.keepingHold
+  const step = results.streams.keptNext
+  rows.push(['', `    the same floor also keeping what each step kept in hangar (${step.checkpoints.length} checkpoint${step.checkpoints.length === 1 ? '' : 's'}, ${step.log.length} log entries in one row), ms (p50/p99/max; ratio of max)`, '', `${fmt(kh.eventP50)}/${fmt(kh.eventP99)}/${fmt(kh.eventMax)}`, fmt(kh.eventMax / bh.eventMax), `≤ ${FAN_OUT_TARGET}× (max)`, kh.errors > 0 ? `${kh.errors} errors` : kh.eventMax / bh.eventMax > FAN_OUT_TARGET ? 'floor over the target' : ''])
   const hj = results.streams.hangarJoin
   rows.push(['', `  one run's event to ${hj.n} streams joined to it, ms (p50/p99/max; ratio of max)`, `${fmt(hj.eventP50)}/${fmt(hj.eventP99)}/${fmt(hj.eventMax)}`, `${fmt(bh.eventP50)}/${fmt(bh.eventP99)}/${fmt(bh.eventMax)}`, fmt(hj.eventMax / bh.eventMax), '', hj.errors === 0 && hj.delivered === hj.n ? '' : `${hj.n - hj.delivered} missed, ${hj.errors} errors`])
   target('streamsFanOut', `one event to ${hh.n} open streams within ${FAN_OUT_TARGET}× the bare app (max)`, fanOutMet, `${fmt(fanOut)}×`)
@@ -234,7 +239,10 @@ function document() {
     '  `--heartbeat-ms 1000`, freezes its clock (`POST /_hangar/clock`), holds 1,000 `pipeline` runs',
     '  waiting in their first node, then advances the clock one second and times the next event to every',
     '  stream. The bare app holds the same number of streams with the same heartbeat and writes one',
-    '  event of the same size to all of them.',
+    '  event of the same size to all of them. Its durable floors (`--db :memory:`) store before they send:',
+    '  each thread, run and event; then also what hangar keeps beside them, with the sizes hangar had',
+    '  (each checkpoint\'s state as `POST /threads/{id}/history` shows it, a row each; the session-protocol',
+    '  log\'s entries as a subscriber of every channel replays them, in one row per commit).',
     '- Session protocol fan-out: `--db :memory:`, the clock frozen; per round a `pipeline` run is started',
     '  with `run.start` on a new thread and waits in its first node while N subscribers open on the thread',
     '  (`POST /threads/{id}/stream/events` for SSE, the WebSocket on that path with `subscription.subscribe`;',

@@ -12,6 +12,7 @@
 import http from 'node:http'
 import { pathToFileURL } from 'node:url'
 import { API_KEY, JSON_HEADERS, QUICK, RUN_BODY, fmt, json, median, memoryOf, mib, percentile, pool, sleep, startBaseline, startHangar, textTable } from './lib.mjs'
+import { CHANNELS } from './protocol.mjs'
 import { openStream } from './sse-client.mjs'
 
 const HEADERS = { 'x-api-key': API_KEY }
@@ -35,6 +36,9 @@ const HEADERS = { 'x-api-key': API_KEY }
  * @property {Awaited<ReturnType<typeof joinStreams>>} hangarJoin
  * @property {LatencyAndRate} floor the durable floor: the bare app storing each thread, run and event before it sends them (baseline-server.mjs `--db`)
  * @property {Hold} floorHold the same, storing each held stream's next event before it is written
+ * @property {LatencyAndRate} keeping the durable floor keeping what hangar keeps beside the events too: each run's checkpoints and its session-protocol log (`--keep`)
+ * @property {Hold} keepingHold the same, for each held run's step
+ * @property {import('./baseline-server.mjs').Kept} keptNext what a held run's step kept beside its event
  */
 
 /**
@@ -55,7 +59,28 @@ async function oneRun(url, agent, expectedEvents) {
   const threadId = await newThread(url, agent)
   const stream = await openStream(`${url}/threads/${threadId}/runs/stream`, RUN_BODY('agent'), { headers: HEADERS, agent }).done
   const ok = stream.status === 200 && stream.ended && !stream.error && (expectedEvents === undefined || stream.events.length === expectedEvents)
-  return { ok, firstByteMs: stream.firstByteAt - stream.sentAt, endMs: stream.endAt - stream.sentAt, stream }
+  return { ok, firstByteMs: stream.firstByteAt - stream.sentAt, endMs: stream.endAt - stream.sentAt, stream, threadId }
+}
+
+/**
+ * What hangar keeps of a thread beyond its runs' events, as its API shows it: each checkpoint's
+ * state (`POST /threads/{id}/history`, the size of its `values`) and each entry of the thread's
+ * session-protocol log (replayed to a subscriber of every channel: the size of each frame).
+ * @param {string} url
+ * @param {string} threadId
+ * @param {http.Agent} agent
+ * @returns {Promise<import('./baseline-server.mjs').Kept>}
+ */
+async function keptOf(url, threadId, agent) {
+  /** @type {{ values: unknown }[]} */
+  const history = await json(`${url}/threads/${threadId}/history`, { method: 'POST', headers: JSON_HEADERS, body: { limit: 1000 }, agent }, 200)
+  const log = openStream(`${url}/threads/${threadId}/stream/events`, { channels: CHANNELS }, { headers: HEADERS, agent })
+  while (log.events.length === 0 && !log.endAt && performance.now() - log.sentAt < 10_000) await sleep(5)
+  await sleep(300) // the whole replay
+  log.close()
+  await log.done
+  if (log.events.length === 0) throw new Error(`probe: thread ${threadId} replayed no session-protocol events`)
+  return { checkpoints: history.map((c) => JSON.stringify(c.values).length).reverse(), log: log.events.map((e) => e.bytes) }
 }
 
 /**
@@ -65,10 +90,11 @@ async function oneRun(url, agent, expectedEvents) {
 async function probeShape(url) {
   const agent = new http.Agent({ keepAlive: true })
   const threadBody = await json(`${url}/threads`, { method: 'POST', headers: JSON_HEADERS, body: {}, agent }, 200)
-  const { stream } = await oneRun(url, agent)
+  const { stream, threadId } = await oneRun(url, agent)
   if (stream.status !== 200 || stream.events.length === 0) throw new Error(`probe run failed: ${stream.status} ${stream.error ?? ''}`)
+  const kept = await keptOf(url, threadId, agent)
   agent.destroy()
-  return { thread: JSON.stringify(threadBody).length, frames: stream.events.map(({ event, bytes }) => ({ event, bytes })) }
+  return { thread: JSON.stringify(threadBody).length, frames: stream.events.map(({ event, bytes }) => ({ event, bytes })), kept }
 }
 
 /**
@@ -258,13 +284,17 @@ async function holdShape(url) {
   while (stream.events.length < 2 && !stream.endAt) await sleep(5)
   await sleep(100)
   const hold = stream.events.map(({ event, bytes }) => ({ event, bytes }))
+  const before = await keptOf(url, threadId, agent)
   await json(`${url}/_hangar/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: { action: 'advance', ms: 1000 }, agent }, 200)
   while (stream.events.length <= hold.length && !stream.endAt) await sleep(5)
   const next = stream.events[hold.length]
+  const after = await keptOf(url, threadId, agent)
   stream.close()
   await stream.done
   agent.destroy()
-  return { hold, next: { event: next.event, bytes: next.bytes } }
+  // What the step kept: the checkpoints and log entries that were not there before the clock moved.
+  const keptNext = { checkpoints: after.checkpoints.slice(before.checkpoints.length), log: after.log.slice(before.log.length) }
+  return { hold, next: { event: next.event, bytes: next.bytes }, keptNext }
 }
 
 /**
@@ -299,6 +329,15 @@ export async function streams({ quick = QUICK, log = console.error } = {}) {
   try {
     log(`  streams: latency and runs/s, bare storing its runs ${floor.url} …`)
     floorFigures = await latencyAndRate(floor.url, { ...settings, expectedEvents: shape.frames.length })
+  } finally {
+    await floor.stop()
+  }
+  // The floor that also keeps what hangar's history, forks and late subscribers read: the checkpoints and the session-protocol log.
+  floor = await startBaseline(shape, ['--db', ':memory:', '--keep'])
+  let keepingFigures
+  try {
+    log(`  streams: latency and runs/s, bare storing its runs, their checkpoints and log ${floor.url} …`)
+    keepingFigures = await latencyAndRate(floor.url, { ...settings, expectedEvents: shape.frames.length })
   } finally {
     await floor.stop()
   }
@@ -338,7 +377,18 @@ export async function streams({ quick = QUICK, log = console.error } = {}) {
   } finally {
     await floor.stop()
   }
-  return { settings, hangar: hangarFigures, bare: bareFigures, shape, hangarHold, bareHold, hangarJoin: /** @type {Awaited<ReturnType<typeof joinStreams>>} */ (hangarJoin), floor: floorFigures, floorHold }
+  floor = await startBaseline({ ...shape, ...holdShapeOf }, ['--heartbeat-ms', String(settings.heartbeatMs), '--db', ':memory:', '--keep'])
+  let keepingHold
+  try {
+    log(`  streams: ${settings.n} open streams, bare storing its runs, their checkpoints and log ${floor.url} …`)
+    keepingHold = await holdStreams(floor, settings)
+  } finally {
+    await floor.stop()
+  }
+  return {
+    settings, hangar: hangarFigures, bare: bareFigures, shape, hangarHold, bareHold, hangarJoin: /** @type {Awaited<ReturnType<typeof joinStreams>>} */ (hangarJoin),
+    floor: floorFigures, floorHold, keeping: keepingFigures, keepingHold, keptNext: holdShapeOf.keptNext,
+  }
 }
 
 /** @param {StreamsResult} r */
@@ -352,10 +402,12 @@ export function streamsTable(r) {
     ['stream: end, median ms (p99)', `${fmt(h.end)} (${fmt(h.endP99)})`, `${fmt(b.end)} (${fmt(b.endP99)})`, fmt(h.end / b.end), ''],
     ['runs/s, 20 clients', fmt(h.runsPerSecond), fmt(b.runsPerSecond), fmt(h.runsPerSecond / b.runsPerSecond), ''],
     ['  durable floor (bare storing its runs): runs/s', '', fmt(r.floor.runsPerSecond), fmt(r.floor.runsPerSecond / b.runsPerSecond), ''],
+    ['  the same, keeping checkpoints and the log too: runs/s', '', fmt(r.keeping.runsPerSecond), fmt(r.keeping.runsPerSecond / b.runsPerSecond), ''],
     ['errors (latency, runs/s)', `${h.latencyErrors}, ${h.rateErrors}`, `${b.latencyErrors}, ${b.rateErrors}`, '', '0'],
     [`${hh.n} streams: RSS MiB`, fmt(mib(hh.heldRssKiB)), fmt(mib(bh.heldRssKiB)), fmt(hh.heldRssKiB / bh.heldRssKiB), '< 300 MiB'],
     [`${hh.n} streams: event to all, p50/p99/max ms`, `${fmt(hh.eventP50)}/${fmt(hh.eventP99)}/${fmt(hh.eventMax)}`, `${fmt(bh.eventP50)}/${fmt(bh.eventP99)}/${fmt(bh.eventMax)}`, fmt(hh.eventMax / bh.eventMax), ''],
     ['  durable floor (bare storing each event first): p50/p99/max ms', '', `${fmt(r.floorHold.eventP50)}/${fmt(r.floorHold.eventP99)}/${fmt(r.floorHold.eventMax)}`, fmt(r.floorHold.eventMax / bh.eventMax), ''],
+    ['  the same, keeping the step\'s checkpoint and log too: p50/p99/max ms', '', `${fmt(r.keepingHold.eventP50)}/${fmt(r.keepingHold.eventP99)}/${fmt(r.keepingHold.eventMax)}`, fmt(r.keepingHold.eventMax / bh.eventMax), ''],
     [`${r.hangarJoin.n} streams joined to one run: its event to all, p50/p99/max ms (bare: as above)`, `${fmt(r.hangarJoin.eventP50)}/${fmt(r.hangarJoin.eventP99)}/${fmt(r.hangarJoin.eventMax)}`, `${fmt(bh.eventP50)}/${fmt(bh.eventP99)}/${fmt(bh.eventMax)}`, fmt(r.hangarJoin.eventMax / bh.eventMax), ''],
     [`${hh.n} streams: heartbeats in ${hh.watchMs} ms, min/median`, `${hh.heartbeatsMin}/${hh.heartbeatsMedian}`, `${bh.heartbeatsMin}/${bh.heartbeatsMedian}`, '', ''],
     [`${hh.n} streams: errors`, hh.errors, bh.errors, '', '0'],
