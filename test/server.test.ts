@@ -59,6 +59,25 @@ t.test('settings also come from the environment', async (t) => {
   t.equal((await exited)[0], 0)
 })
 
+t.test('SIGHUP, SIGQUIT and SIGUSR2 (nodemon restarts with it) stop it cleanly too, keeping what it acknowledged', async (t) => {
+  const cwd = t.testdir()
+  for (const signal of ['SIGHUP', 'SIGQUIT', 'SIGUSR2'] as const) {
+    const { child, exited } = start(['--port', '0', '--db', 'kept.db'], { cwd })
+    const url = await readyUrl(child)
+    const thread = await fetch(`${url}/threads`, { method: 'POST', headers: { 'x-api-key': 'k', 'content-type': 'application/json' }, body: JSON.stringify({ metadata: { signal } }) })
+    t.equal(thread.status, 200)
+    child.kill(signal)
+    t.same(await exited, [0, null], `${signal}: exit code 0, not killed by the signal`)
+  }
+  const { child, exited } = start(['--port', '0', '--db', 'kept.db'], { cwd })
+  const url = await readyUrl(child)
+  const found = await fetch(`${url}/threads/search`, { method: 'POST', headers: { 'x-api-key': 'k', 'content-type': 'application/json' }, body: JSON.stringify({ limit: 10 }) })
+  const signals = ((await found.json()) as { metadata: { signal?: string } }[]).map((thread) => thread.metadata.signal).sort()
+  t.same(signals, ['SIGHUP', 'SIGQUIT', 'SIGUSR2'], 'each thread created before a signal is there after the restart')
+  child.kill('SIGTERM')
+  t.equal((await exited)[0], 0)
+})
+
 t.test('a quieter log level still prints the ready line, and nothing below its level', async (t) => {
   const { child, exited } = start(['--port', '0', '--db', ':memory:', '--log-level', 'warn'])
   const lines: string[] = []
