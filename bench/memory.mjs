@@ -8,11 +8,13 @@
 //
 // hangar runs with a temporary file database (`--db <tmp>/hangar.db`, as `npm start` keeps its
 // state on disk), so RSS is the process's own memory, not the data an in-memory database would
-// hold; `--log-level warn`.
+// hold; `--log-level warn`. It is also started with `--expose-gc --import bench/gc-on-signal.mjs`:
+// after each RSS reading, a full collection on SIGWINCH tells what V8's heap keeps alive (a leak
+// grows it; garbage awaiting collection, which RSS includes, does not).
 //   node bench/memory.mjs [--quick]
 
 import { join } from 'node:path'
-import { pathToFileURL } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { DEPLOYMENT_BODY, JSON_HEADERS, QUICK, fmt, json, load, memoryOf, mib, sleep, startHangar, tempDir, textTable } from './lib.mjs'
 
 const KEEP_THREADS = process.env.BENCH_MEMORY_KEEP_THREADS === '1'
@@ -55,12 +57,32 @@ async function settledMemory(pid) {
   return memoryOf(pid)
 }
 
+/** Preloaded into hangar: a full collection on SIGWINCH, and V8's heap after it on stderr. */
+const GC_ON_SIGNAL = fileURLToPath(new URL('./gc-on-signal.mjs', import.meta.url))
+
+/**
+ * V8's heap after a full collection (KiB): what hangar's JavaScript keeps alive. Taken after the RSS
+ * reading, which it would otherwise lower.
+ * @param {{ pid: number, stderr: () => string }} hangar
+ */
+async function liveHeap(hangar) {
+  const lines = () => hangar.stderr().split('\n').filter((line) => line.startsWith('{"benchHeap"'))
+  const before = lines().length
+  process.kill(hangar.pid, 'SIGWINCH')
+  const deadline = performance.now() + 10_000
+  while (lines().length === before) {
+    if (performance.now() > deadline) throw new Error('hangar wrote no heap figure after SIGWINCH')
+    await sleep(10)
+  }
+  return /** @type {{ benchHeap: { usedKiB: number, totalKiB: number } }} */ (JSON.parse(lines()[before])).benchHeap
+}
+
 /** @param {{ quick?: boolean, log?: (line: string) => void }} [options] */
 export async function memory({ quick = QUICK, log = console.error } = {}) {
   const first = quick ? 1_000 : 10_000
   const total = quick ? 10_000 : 100_000
   const tmp = tempDir()
-  const hangar = await startHangar({ db: join(tmp.dir, 'hangar.db') }).catch((error) => {
+  const hangar = await startHangar({ db: join(tmp.dir, 'hangar.db'), nodeArgs: ['--expose-gc', '--import', GC_ON_SIGNAL] }).catch((error) => {
     tmp.remove()
     throw error
   })
@@ -73,9 +95,11 @@ export async function memory({ quick = QUICK, log = console.error } = {}) {
     log(`  memory: ${first} mixed requests …`)
     const a = await load(hangar.url, { headers: JSON_HEADERS, connections: 50, amount: first, requests, timeout: 60 })
     const atFirst = await settledMemory(hangar.pid)
+    const heapAtFirst = await liveHeap(hangar)
     log(`  memory: ${total - first} more …`)
     const b = await load(hangar.url, { headers: JSON_HEADERS, connections: 50, amount: total - first, requests, timeout: 60 })
     const atTotal = await settledMemory(hangar.pid)
+    const heapAtTotal = await liveHeap(hangar)
     return {
       first,
       total,
@@ -84,6 +108,8 @@ export async function memory({ quick = QUICK, log = console.error } = {}) {
       totalKiB: atTotal.rssKiB,
       peakKiB: atTotal.peakKiB,
       ratio: atTotal.rssKiB / atFirst.rssKiB,
+      heapAtFirst,
+      heapAtTotal,
       keepThreads: KEEP_THREADS,
       firstRun: a,
       secondRun: b,
@@ -104,6 +130,7 @@ export function memoryTable(r) {
   return textTable(['figure', `after ${k(r.first)}`, `after ${k(r.total)}`, 'ratio', 'target'], [
     ['hangar RSS MiB (idle 1 s after the load)', fmt(mib(r.firstKiB)), fmt(mib(r.totalKiB)), fmt(r.ratio), '≤ 1.2'],
     ['  RSS at start (20 deployments seeded) MiB; peak RSS MiB', fmt(mib(r.startKiB)), fmt(mib(r.peakKiB)), '', ''],
+    ['  V8 heap after a full collection (forced after the RSS reading): live MiB (heap size)', `${fmt(mib(r.heapAtFirst.usedKiB))} (${fmt(mib(r.heapAtFirst.totalKiB))})`, `${fmt(mib(r.heapAtTotal.usedKiB))} (${fmt(mib(r.heapAtTotal.totalKiB))})`, fmt(r.heapAtTotal.usedKiB / r.heapAtFirst.usedKiB), ''],
     ['  mixed req/s during the run', fmt(r.firstRun.rps), fmt(r.secondRun.rps), fmt(r.secondRun.rps / r.firstRun.rps), ''],
     ['  p99 latency ms during the run', r.firstRun.p99, r.secondRun.p99, fmt(r.secondRun.p99 / r.firstRun.p99), ''],
     ['  non-2xx / errors', `${r.firstRun.non2xx} / ${r.firstRun.errors + r.firstRun.timeouts}`, `${r.secondRun.non2xx} / ${r.secondRun.errors + r.secondRun.timeouts}`, '', '0'],

@@ -157,6 +157,7 @@ if (results.memory) {
   const k = (n) => `${n / 1000}k`
   const met = m.ratio <= 1.2
   rows.push(['memory', `RSS after ${k(m.total)} mixed requests vs after ${k(m.first)}, MiB`, fmt(mib(m.totalKiB)), fmt(mib(m.firstKiB)), fmt(m.ratio), '≤ 1.2×', verdict(met)])
+  rows.push(['', `  V8's live heap after a full collection (forced after each RSS reading), MiB (heap size)`, `${fmt(mib(m.heapAtTotal.usedKiB))} (${fmt(mib(m.heapAtTotal.totalKiB))})`, `${fmt(mib(m.heapAtFirst.usedKiB))} (${fmt(mib(m.heapAtFirst.totalKiB))})`, fmt(m.heapAtTotal.usedKiB / m.heapAtFirst.usedKiB), '', ''])
   rows.push(['', `  mixed req/s (during the last ${k(m.total - m.first)} vs the first ${k(m.first)})`, fmt(m.secondRun.rps), fmt(m.firstRun.rps), fmt(m.secondRun.rps / m.firstRun.rps), '', ''])
   rows.push(['', '  non-2xx / errors', `${m.non2xx} / ${m.errors}`, '', '', '0', verdict(m.non2xx + m.errors === 0)])
   target('memory', `RSS after ${k(m.total)} requests within 20% of after ${k(m.first)}`, met, `${fmt(m.ratio)}×`)
@@ -257,6 +258,8 @@ function document() {
     '- Memory: a temporary file database (so RSS is the process, not the data); the mix (one request of',
     '  each in turn on each connection): GET a deployment, list 20, create a deployment, create a thread,',
     '  search threads, ' + (results.memory?.keepThreads ? 'without deleting threads (BENCH_MEMORY_KEEP_THREADS=1).' : 'delete that thread (so the data stays the same size and RSS measures the process).'),
+    '  RSS is read after 1 s idle; then a full collection (hangar started with `--expose-gc` and',
+    '  bench/gc-on-signal.mjs, SIGWINCH) gives V8\'s live heap: what hangar keeps, without garbage.',
     '- The load generator (autocannon, the stream clients) runs on the same machine: with 2 cores,',
     '  the bare app is partly limited by the client, not by itself, which flatters hangar\'s ratios.',
     '',
