@@ -56,8 +56,8 @@ function floorSentence(results, key) {
       ? 'Storing what is streamed before streaming it is not what misses the target: hangar\'s own work per run is.'
       : 'In this run, storing what is streamed before streaming it already misses the target.'}`,
     ...(keeping === undefined ? [] : [
-      `The floor that also keeps what hangar's history, forks and late subscribers read (${runs ? 'each run\'s checkpoints' : 'each step\'s checkpoint'}, with`,
-      `states of the sizes hangar's had, and ${runs ? 'its' : 'the step\'s'} session-protocol log entries, in one row per commit: the row after) reads`,
+      `The floor that also keeps what hangar's history, forks and late subscribers read (${runs ? 'each run\'s checkpoints' : 'each step\'s checkpoint'}, of`,
+      `the sizes hangar's history showed, and ${runs ? 'its' : 'the step\'s'} session-protocol log entries, in one row per commit: the row after) reads`,
       `${fmt(keeping)}× (in the runs of 2026-11-27: ${keepingOthers}). ${within(keeping)
         ? 'So no guarantee hangar gives puts the target out of reach of an app that keeps the same data: what is'
           + ' left is the work hangar does around it (the graph engine, the stream modes, the log\'s row per entry,'
@@ -302,7 +302,7 @@ export function problems() {
     '   arrays; a query\'s terms are looked for with patterns made once (in process: ~0.85 and ~4.5 ms).',
     '   *Open:* a query search still reads and scores every item under the prefix.',
     '11. **Were the run targets out of reach of any server that keeps what hangar keeps?** *Measured* (2026-11-27):',
-    '   a second durable floor stores, beside each thread, run and event, each checkpoint\'s state and the',
+    '   a second durable floor stores, beside each thread, run and event, each checkpoint and the',
     '   session-protocol log (the sizes hangar had, the log in one row per commit). It read 0.80–1.18× the',
     '   bare app\'s runs/s (within the 0.5× target: what misses it is hangar\'s own work per run, ~1,450 µs',
     '   of CPU) and 1.41–2.51× for the 1,000-runs event (at or over the 2× line before any graph work).',

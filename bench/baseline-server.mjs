@@ -54,8 +54,8 @@ import { WebSocketServer } from 'ws'
  * @property {Kept} [keptNext] what a held run's step kept beyond its event (`--keep`)
  */
 /**
- * What hangar keeps of a thread beyond its runs' events, in bytes: each checkpoint's state and each
- * entry of the session-protocol log.
+ * What hangar keeps of a thread beyond its runs' events, in bytes: each checkpoint (as its history
+ * shows it) and each entry of the session-protocol log.
  * @typedef {{ checkpoints: number[], log: number[] }} Kept
  */
 /**
@@ -280,7 +280,7 @@ app.post('/_hangar/clock', async (request) => {
  *   run's events as a row, as a server whose streams can be resumed (Last-Event-ID) must store
  *   them, before they are sent. Nothing of checkpoints, state or the session protocol's log,
  *   unless `keep` says what else to store (`--keep`, with `kept` and `keptNext` in the shape): then
- *   a run also stores each of its checkpoints (a row each, with a state of the size hangar's had),
+ *   a run also stores each of its checkpoints (a row each, of the size hangar's history showed),
  *   and its session-protocol log entries (in one row per commit, the fewest rows that keep them
  *   in order), and so does a held run's step with what its step kept.
  * @param {string} file
@@ -322,7 +322,7 @@ async function durableFloor(file, keep) {
     checkpoint: db.prepare('INSERT INTO floor_checkpoints (thread_seq, checkpoint_id, state) VALUES (?, ?, ?)'),
     log: db.prepare('INSERT INTO floor_log (thread_seq, seq, entries) VALUES (?, (SELECT coalesce(max(seq), -1) + 1 FROM floor_log WHERE thread_seq = ?), ?)'),
   }
-  // What `keep` stores, made once: each checkpoint's state, and one commit's log entries as a JSON array.
+  // What `keep` stores, made once: each checkpoint, and one commit's log entries as a JSON array.
   const keptRows = (/** @type {Kept} */ k) => ({
     checkpoints: k.checkpoints.map((bytes, i) => JSON.stringify(resource(bytes, i))),
     log: k.log.length === 0 ? undefined : JSON.stringify(k.log.map((bytes, i) => resource(bytes, i))),

@@ -242,7 +242,7 @@ function document() {
     '  stream. The bare app holds the same number of streams with the same heartbeat and writes one',
     '  event of the same size to all of them. Its durable floors (`--db :memory:`) store before they send:',
     '  each thread, run and event; then also what hangar keeps beside them, with the sizes hangar had',
-    '  (each checkpoint\'s state as `POST /threads/{id}/history` shows it, a row each; the session-protocol',
+    '  (each checkpoint as `POST /threads/{id}/history` shows it, a row each; the session-protocol',
     '  log\'s entries as a subscriber of every channel replays them, in one row per commit).',
     '- Session protocol fan-out: `--db :memory:`, the clock frozen; per round a `pipeline` run is started',
     '  with `run.start` on a new thread and waits in its first node while N subscribers open on the thread',

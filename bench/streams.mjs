@@ -63,16 +63,17 @@ async function oneRun(url, agent, expectedEvents) {
 }
 
 /**
- * What hangar keeps of a thread beyond its runs' events, as its API shows it: each checkpoint's
- * state (`POST /threads/{id}/history`, the size of its `values`) and each entry of the thread's
- * session-protocol log (replayed to a subscriber of every channel: the size of each frame).
+ * What hangar keeps of a thread beyond its runs' events, as its API shows it: each checkpoint (the
+ * size of its entry in `POST /threads/{id}/history`: state, next, tasks, metadata, ids) and each
+ * entry of the thread's session-protocol log (replayed to a subscriber of every channel: the size
+ * of each frame).
  * @param {string} url
  * @param {string} threadId
  * @param {http.Agent} agent
  * @returns {Promise<import('./baseline-server.mjs').Kept>}
  */
 async function keptOf(url, threadId, agent) {
-  /** @type {{ values: unknown }[]} */
+  /** @type {unknown[]} */
   const history = await json(`${url}/threads/${threadId}/history`, { method: 'POST', headers: JSON_HEADERS, body: { limit: 1000 }, agent }, 200)
   const log = openStream(`${url}/threads/${threadId}/stream/events`, { channels: CHANNELS }, { headers: HEADERS, agent })
   while (log.events.length === 0 && !log.endAt && performance.now() - log.sentAt < 10_000) await sleep(5)
@@ -80,7 +81,7 @@ async function keptOf(url, threadId, agent) {
   log.close()
   await log.done
   if (log.events.length === 0) throw new Error(`probe: thread ${threadId} replayed no session-protocol events`)
-  return { checkpoints: history.map((c) => JSON.stringify(c.values).length).reverse(), log: log.events.map((e) => e.bytes) }
+  return { checkpoints: history.map((c) => JSON.stringify(c).length).reverse(), log: log.events.map((e) => e.bytes) }
 }
 
 /**
