@@ -49,7 +49,7 @@ function floorSentence(results, key) {
   const others = runs ? '1.16–1.21×' : '0.94–2.09×'
   const keeping = ratioOf(s.keeping, s.keepingHold)
   // What it read in the runs of 2026-11-27 (full, alone and quick).
-  const keepingOthers = runs ? '0.80–1.18×' : '1.41–2.51×'
+  const keepingOthers = runs ? '0.76–1.18×' : '1.41–2.51×'
   return [
     `The durable floor (the row under it: the bare app storing every thread, run and event in SQLite, a commit per`,
     `turn, before it sends them) reads ${figure} (in the full runs of 2026-11-26 and 27: ${others}). ${within(ratio)
@@ -303,7 +303,7 @@ export function problems() {
     '   *Open:* a query search still reads and scores every item under the prefix.',
     '11. **Were the run targets out of reach of any server that keeps what hangar keeps?** *Measured* (2026-11-27):',
     '   a second durable floor stores, beside each thread, run and event, each checkpoint and the',
-    '   session-protocol log (the sizes hangar had, the log in one row per commit). It read 0.80–1.18× the',
+    '   session-protocol log (the sizes hangar had, the log in one row per commit). It read 0.76–1.18× the',
     '   bare app\'s runs/s (within the 0.5× target: what misses it is hangar\'s own work per run, ~1,450 µs',
     '   of CPU) and 1.41–2.51× for the 1,000-runs event (at or over the 2× line before any graph work).',
     '12. **The memory ratio moved with V8\'s heap size, not with what hangar keeps.** *Measured:* one build',
