@@ -340,6 +340,9 @@ export class RunExecutor {
   #page(live: LiveRun, after: number): SseEvent[] {
     const kept = live.page
     if (kept !== undefined && kept.after === after && kept.appended === live.appended) return kept.events
+    // The run's log holds what this run appended and nothing else (idx 0, 1, …): a reader past the
+    // last of them has nothing to read (a stream that attaches before the run's first event).
+    if (after >= live.appended - 1) return []
     const events = this.#o.runs.eventsAfter(live.run, after, EVENT_PAGE)
     live.page = { after, appended: live.appended, events }
     return events

@@ -107,7 +107,8 @@ export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = asyn
       for (const superstep of body.supersteps ?? []) {
         applyUpdate(threads.bySeq(created.seq)!, superstep.updates.map((u) => ({ values: u.values ?? u.command?.update ?? null, asNode: u.as_node })))
       }
-      return threads.bySeq(created.seq)!
+      // Read again only when the supersteps changed it: the row just made is what it holds otherwise.
+      return body.supersteps?.length ? threads.bySeq(created.seq)! : created
     })
     return presentThread(thread)
   })

@@ -33,9 +33,10 @@ export class ThreadEventRepository {
 
   constructor(db: Db) {
     this.#sql = {
-      append: db.prepare(`INSERT INTO thread_events (thread_seq, seq, run_id, method, namespace, node, data, at)
-        VALUES (@thread, (SELECT coalesce(max(seq), 0) + 1 FROM thread_events WHERE thread_seq = @thread),
-                @run_id, @method, @namespace, @node, @data, @at)
+      // Positional parameters: binding them costs less than by name, and a run appends ~17 of these.
+      append: db.prepare<[number, number, string | null, string, string, string | null, string, number], number>(
+        `INSERT INTO thread_events (thread_seq, seq, run_id, method, namespace, node, data, at)
+        VALUES (?, (SELECT coalesce(max(seq), 0) + 1 FROM thread_events WHERE thread_seq = ?), ?, ?, ?, ?, ?, ?)
         RETURNING seq`).pluck(),
       after: db.prepare<[number, number, number], ThreadEventRow>(
         'SELECT seq, run_id, method, namespace, node, data, at FROM thread_events WHERE thread_seq = ? AND seq > ? ORDER BY seq LIMIT ?'),
@@ -47,15 +48,8 @@ export class ThreadEventRepository {
 
   /** Appends an event; returns its seq. */
   append(threadSeq: number, event: NewThreadEvent): number {
-    return this.#sql.append.get({
-      thread: threadSeq,
-      run_id: event.runId,
-      method: event.method,
-      namespace: JSON.stringify(event.namespace),
-      node: event.node ?? null,
-      data: JSON.stringify(event.data ?? null),
-      at: event.at,
-    }) as number
+    return this.#sql.append.get(threadSeq, threadSeq, event.runId, event.method, JSON.stringify(event.namespace),
+      event.node ?? null, JSON.stringify(event.data ?? null), event.at)!
   }
 
   /** The events after `since`, oldest first, at most `limit`. */
