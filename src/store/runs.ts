@@ -103,8 +103,9 @@ export class RunRepository {
       nextOnThread: db.prepare<[number, number], RunRow>(`${RUN} WHERE r.thread_seq = ? AND r.seq > ? ORDER BY r.seq LIMIT 1`),
       setStatus: db.prepare('UPDATE runs SET status = ?, updated_at = ? WHERE seq = ?'),
       delete: db.prepare('DELETE FROM runs WHERE seq = ?'),
-      append: db.prepare(`INSERT INTO run_events (run_seq, idx, event, data)
-        VALUES (?, (SELECT coalesce(max(idx), -1) + 1 FROM run_events WHERE run_seq = ?), ?, ?) RETURNING idx`),
+      // The idx is read, then written, in one synchronous call (see ThreadEventRepository.append).
+      lastIdx: db.prepare<[number], number | null>('SELECT max(idx) FROM run_events WHERE run_seq = ?').pluck(),
+      append: db.prepare<[number, number, string, string]>('INSERT INTO run_events (run_seq, idx, event, data) VALUES (?, ?, ?, ?)'),
       inScopes: db.prepare<[string], RunRow>(`${RUN} WHERE r.scope IN (SELECT value FROM json_each(?)) ORDER BY r.created_at DESC, r.seq DESC`),
       lastEvent: db.prepare<[number, string], { idx: number; event: string; data: string }>(
         'SELECT idx, event, data FROM run_events WHERE run_seq = ? AND event = ? ORDER BY idx DESC LIMIT 1'),
@@ -196,7 +197,8 @@ export class RunRepository {
 
   /** Appends an event to the run's log; returns it with its id. */
   append(run: Run, event: string, data: unknown): SseEvent {
-    const { idx } = this.#sql.append.get(run.seq, run.seq, event, JSON.stringify(data ?? null)) as { idx: number }
+    const idx = (this.#sql.lastIdx.get(run.seq) ?? -1) + 1
+    this.#sql.append.run(run.seq, idx, event, JSON.stringify(data ?? null))
     return { id: String(idx), event, data }
   }
 

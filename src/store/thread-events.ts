@@ -33,11 +33,10 @@ export class ThreadEventRepository {
 
   constructor(db: Db) {
     this.#sql = {
-      // Positional parameters: binding them costs less than by name, and a run appends ~17 of these.
-      append: db.prepare<[number, number, string | null, string, string, string | null, string, number], number>(
-        `INSERT INTO thread_events (thread_seq, seq, run_id, method, namespace, node, data, at)
-        VALUES (?, (SELECT coalesce(max(seq), 0) + 1 FROM thread_events WHERE thread_seq = ?), ?, ?, ?, ?, ?, ?)
-        RETURNING seq`).pluck(),
+      // The seq is read, then written, in one synchronous call (nothing else can write between them):
+      // cheaper than a subquery with RETURNING, and bound by position, not by name. A run appends ~17.
+      append: db.prepare<[number, number, string | null, string, string, string | null, string, number]>(
+        'INSERT INTO thread_events (thread_seq, seq, run_id, method, namespace, node, data, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
       after: db.prepare<[number, number, number], ThreadEventRow>(
         'SELECT seq, run_id, method, namespace, node, data, at FROM thread_events WHERE thread_seq = ? AND seq > ? ORDER BY seq LIMIT ?'),
       last: db.prepare<[number], number | null>('SELECT max(seq) FROM thread_events WHERE thread_seq = ?').pluck(),
@@ -48,8 +47,10 @@ export class ThreadEventRepository {
 
   /** Appends an event; returns its seq. */
   append(threadSeq: number, event: NewThreadEvent): number {
-    return this.#sql.append.get(threadSeq, threadSeq, event.runId, event.method, JSON.stringify(event.namespace),
-      event.node ?? null, JSON.stringify(event.data ?? null), event.at)!
+    const seq = this.lastSeq(threadSeq) + 1
+    this.#sql.append.run(threadSeq, seq, event.runId, event.method, JSON.stringify(event.namespace),
+      event.node ?? null, JSON.stringify(event.data ?? null), event.at)
+    return seq
   }
 
   /** The events after `since`, oldest first, at most `limit`. */
