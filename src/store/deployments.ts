@@ -141,7 +141,7 @@ export class DeploymentRepository {
       revisions: db.prepare<Record<string, unknown>, RevisionRow>(`SELECT * FROM revisions
         WHERE deployment_seq = @seq AND @match
           AND (@statuses IS NULL OR status IN (SELECT value FROM json_each(@statuses)))
-        ORDER BY seq DESC LIMIT @limit OFFSET @offset`),
+        ORDER BY seq DESC LIMIT CAST(@limit AS INTEGER) OFFSET @offset`),
     }
   }
 
@@ -257,7 +257,7 @@ export class DeploymentRepository {
     let statement = this.#listStatements.get(key)
     if (!statement) {
       statement = this.#db.prepare<Record<string, unknown>, DeploymentRow>(`SELECT * FROM deployment_view WHERE tenant_id = @tenant
-        ${given.map(([, condition]) => `AND ${condition}`).join(' ')} ORDER BY seq DESC LIMIT @limit OFFSET @offset`)
+        ${given.map(([, condition]) => `AND ${condition}`).join(' ')} ORDER BY seq DESC LIMIT CAST(@limit AS INTEGER) OFFSET @offset`)
       this.#listStatements.set(key, statement)
     }
     const bound = Object.fromEntries([['tenant', tenantId], ...given.map(([name]) => [name, params[name]]), ['limit', pageBound(limit)], ['offset', pageBound(offset)]])

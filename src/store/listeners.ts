@@ -54,7 +54,7 @@ export class ListenerRepository {
       get: db.prepare<[string, string], ListenerRow>('SELECT * FROM listeners WHERE tenant_id = ? AND id = ?'),
       computeIdTaken: db.prepare<[string, string], { seq: number }>('SELECT seq FROM listeners WHERE tenant_id = ? AND compute_id = ?'),
       list: db.prepare<[string, number, number], ListenerRow>(
-        'SELECT * FROM listeners WHERE tenant_id = ? ORDER BY seq DESC LIMIT ? OFFSET ?',
+        'SELECT * FROM listeners WHERE tenant_id = ? ORDER BY seq DESC LIMIT CAST(? AS INTEGER) OFFSET ?',
       ),
       insert: db.prepare(`INSERT INTO listeners
         (id, tenant_id, compute_type, compute_id, compute_config, version, created_at, updated_at)

@@ -96,7 +96,7 @@ export class RunRepository {
       anyScope: db.prepare<[string], RunRow>(`${RUN} WHERE r.run_id = ?`),
       list: db.prepare<{ thread: number; status: string | null; limit: number; offset: number }, RunRow>(`${RUN}
         WHERE r.thread_seq = @thread AND (@status IS NULL OR r.status = @status)
-        ORDER BY r.seq DESC LIMIT @limit OFFSET @offset`),
+        ORDER BY r.seq DESC LIMIT CAST(@limit AS INTEGER) OFFSET @offset`),
       active: db.prepare<[number], RunRow>(`${RUN} WHERE r.thread_seq = ? AND r.status IN (${ACTIVE_SQL}) ORDER BY r.seq`),
       allActive: db.prepare<[], RunRow>(`${RUN} WHERE r.status IN (${ACTIVE_SQL}) ORDER BY r.seq`),
       withStatus: db.prepare<[string, string], RunRow>(`${RUN} WHERE r.scope = ? AND r.status IN (SELECT value FROM json_each(?)) ORDER BY r.seq`),
@@ -111,7 +111,7 @@ export class RunRepository {
         'SELECT idx, event, data FROM run_events WHERE run_seq = ? AND event = ? ORDER BY idx DESC LIMIT 1'),
       eventCount: db.prepare<[number], { count: number }>('SELECT count(*) AS count FROM run_events WHERE run_seq = ?'),
       after: db.prepare<[number, number, number], { idx: number; event: string; data: string }>(
-        'SELECT idx, event, data FROM run_events WHERE run_seq = ? AND idx > ? ORDER BY idx LIMIT ?'),
+        'SELECT idx, event, data FROM run_events WHERE run_seq = ? AND idx > ? ORDER BY idx LIMIT CAST(? AS INTEGER)'),
     }
   }
 

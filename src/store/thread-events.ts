@@ -38,7 +38,7 @@ export class ThreadEventRepository {
       append: db.prepare<[number, number, string | null, string, string, string | null, string, number]>(
         'INSERT INTO thread_events (thread_seq, seq, run_id, method, namespace, node, data, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
       after: db.prepare<[number, number, number], ThreadEventRow>(
-        'SELECT seq, run_id, method, namespace, node, data, at FROM thread_events WHERE thread_seq = ? AND seq > ? ORDER BY seq LIMIT ?'),
+        'SELECT seq, run_id, method, namespace, node, data, at FROM thread_events WHERE thread_seq = ? AND seq > ? ORDER BY seq LIMIT CAST(? AS INTEGER)'),
       last: db.prepare<[number], number | null>('SELECT max(seq) FROM thread_events WHERE thread_seq = ?').pluck(),
       ofRun: db.prepare<[number, string], ThreadEventRow>(
         'SELECT seq, run_id, method, namespace, node, data, at FROM thread_events WHERE thread_seq = ? AND run_id = ? ORDER BY seq'),

@@ -234,7 +234,7 @@ export class ThreadRepository {
     const sort = `ORDER BY ${THREAD_SORT_KEYS.includes(order.sortBy) ? order.sortBy : 'created_at'} ${direction}, seq ${direction}`
     if (!filter.metadata && !filter.values) {
       const total = this.#count(scope, filter)
-      const rows = this.#statement<ThreadRow>(`SELECT * FROM threads ${where} ${sort} LIMIT @limit OFFSET @offset`)
+      const rows = this.#statement<ThreadRow>(`SELECT * FROM threads ${where} ${sort} LIMIT CAST(@limit AS INTEGER) OFFSET @offset`)
         .all({ ...bind, limit: pageBound(order.limit), offset: pageBound(order.offset) })
       return { threads: rows.map(toThread), total }
     }
