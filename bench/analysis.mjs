@@ -197,7 +197,7 @@ export function analysis(key, results) {
           'together (9c34e66, da82abf: ~1,450–1,500 to ~1,350–1,400 µs, three A/B pairs each): a stream no',
           'longer reads its run\'s log while it knows the log is empty, the logs\' next seq is read before the',
           'insert instead of in a subquery with RETURNING, and the protocol log is bound by position; a bound',
-          'LIMIT is now compiled once (9a0f178; SQLite had compiled a log page\'s read again at each run, ~4 µs).',
+          'LIMIT is now compiled once (f560076; SQLite had compiled a log page\'s read again at each run, ~4 µs).',
           'The work per run grew with what a run does as the real server\'s do, not',
           'by a regression: the 1,000-runs event below (server CPU from the clock move until every stream had its',
           'event) cost ~290 ms on the build of 2026-11-25 before the session protocol (29072a8), ~470 ms with it',
@@ -325,7 +325,7 @@ export function problems() {
     '   from 10k to 100k requests. The benchmark now reports the live heap beside RSS.',
     '13. **SQLite compiled every statement with a bound LIMIT again at each run** (the planner of the',
     '   SQLite in better-sqlite3 12 reads the value bound to a bare `LIMIT ?`): a page of a log took ~4.4 µs',
-    '   instead of ~0.4, a deployments page ~8.7 instead of ~5.2. *Fixed* (9a0f178): bound limits are',
+    '   instead of ~0.4, a deployments page ~8.7 instead of ~5.2. *Fixed* (f560076): bound limits are',
     '   written `CAST(? AS INTEGER)`, with the same plans; the architecture test keeps bare ones out.',
   ].join('\n')
 }
