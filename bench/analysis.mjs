@@ -178,9 +178,9 @@ export function analysis(key, results) {
       const st = results.streams
       const ratio = st ? st.hangar.runsPerSecond / st.bare.runsPerSecond : undefined
       return [
-        'Each `agent` run (a new thread, then its stream) executes about 55 SQL statements and 7 savepoints:',
-        '16 appends to the thread\'s session-protocol log (every event is kept, because a subscriber that comes',
-        'later replays it), 3 checkpoints and an amend, 3 run events, the thread\'s state and status updates, the',
+        'Each `agent` run (a new thread, then its stream) executes about 70 SQL statements and 7 savepoints:',
+        '16 appends to the thread\'s session-protocol log, each after a read of its last seq (every event is kept,',
+        'because a subscriber that comes later replays it), 3 checkpoints and an amend, 3 run events, the thread\'s state and status updates, the',
         'run row and its status. In a CPU profile (20 clients) SQLite and the store\'s code around it are about',
         'two fifths of the server\'s time per run; the graph engine, the stream modes, HTTP and the SSE writes',
         'are the rest, spread over some thirty functions none of which holds more than a few per cent. Group',
