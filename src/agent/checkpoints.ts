@@ -2,10 +2,11 @@
 // the step (`ffff` for the input step −1, `8000 + step` otherwise), tasks with ids derived from
 // their checkpoint, interrupt ids of 32 hex digits.
 
-import { v5 as uuid5, v6 as uuid6 } from 'uuid'
+import { v5 as uuid5, v6 as uuid6, parse as parseUuid } from 'uuid'
 import type { CheckpointRecord, Interrupt, State, ThreadTask } from './types.js'
 
-const NAMESPACE = '0f0d6b2e-3c1a-5b7e-9d4f-6a8c2e1b3d5f'
+// Namespaces are parsed once (uuid5 parses a namespace given as text at every call).
+const NAMESPACE = parseUuid('0f0d6b2e-3c1a-5b7e-9d4f-6a8c2e1b3d5f')
 
 /** 100-nanosecond intervals between the Gregorian epoch (1582-10-15) and the Unix epoch. */
 const GREGORIAN_OFFSET = 122_192_928_000_000_000n

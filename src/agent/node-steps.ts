@@ -2,7 +2,7 @@
 // custom events, waits, its interrupt (or the resume value that answers it) and failures. It
 // yields the events the steps make and returns what the node wrote, or where it stopped.
 
-import { v5 as uuid5, v7 as uuid7 } from 'uuid'
+import { v5 as uuid5, v7 as uuid7, parse as parseUuid } from 'uuid'
 import { GraphError } from './graph-error.js'
 import { holds } from './conditions.js'
 import type { GraphNode, Step } from './graphs.js'
@@ -146,7 +146,7 @@ function callArgs(args: unknown, name: string): Record<string, unknown> {
   throw new GraphError('ValueError', `The arguments of a call to ${name} must be an object, got ${JSON.stringify(args)}`)
 }
 
-const TOOL_CALL_IDS = '6f1c3a52-9b7e-4d21-8c0a-2e5f7b9d1a43'
+const TOOL_CALL_IDS = parseUuid('6f1c3a52-9b7e-4d21-8c0a-2e5f7b9d1a43')
 
 /** Streams an AI message as a chat model does (`token_delay_ms` between chunks) and returns it whole. */
 async function* reply(

@@ -2,7 +2,7 @@
 // update, a token, a checkpoint…); this turns it into the events the requested modes ask for, in
 // the order the real server sends them. Nothing here waits or decides: it only shapes payloads.
 
-import { v4 as uuid4, v5 as uuid5 } from 'uuid'
+import { v4 as uuid4, v5 as uuid5, parse as parseUuid } from 'uuid'
 import type { Message } from './messages.js'
 import { chunkOf, type PartialReply, type Piece, type ScriptedReply, type ToolCall } from './reply-chunks.js'
 import { taskPath } from './checkpoints.js'
@@ -13,7 +13,7 @@ import type { CheckpointRecord, Interrupt, ProtocolEvent, RunRequest, State } fr
 export type Emit = { event: string; data: unknown } | { protocol: ProtocolEvent }
 
 /** The namespace of the ids of tool runs in the `events` mode. */
-const TOOL_RUNS = '3c2b8f61-0d4e-4a7b-9f15-6e2d8c4b1a90'
+const TOOL_RUNS = parseUuid('3c2b8f61-0d4e-4a7b-9f15-6e2d8c4b1a90')
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 const CHECKPOINT_KEYS = ['checkpoint_id', 'checkpoint_ns', 'thread_id']
 const HIDDEN_CONFIGURABLE = /^(__|checkpoint_(id|ns|map)$|langgraph_auth_)/

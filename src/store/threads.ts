@@ -311,6 +311,9 @@ export class ThreadRepository {
   addCheckpoint(thread: Thread, checkpoint: CheckpointRecord, runId: string | null, pausedAt: PausedAt | null = null): void {
     const now = this.#clock.now()
     const ns = checkpoint.checkpoint_ns ?? ''
+    // Serialized once: the thread's state is the same text as its latest root checkpoint's.
+    const values = JSON.stringify(checkpoint.values)
+    const interrupts = JSON.stringify(checkpoint.interrupts)
     this.#db.transaction(() => {
       this.#sql.insertCheckpoint.run({
         thread_seq: thread.seq,
@@ -318,15 +321,15 @@ export class ThreadRepository {
         parent: checkpoint.parent_checkpoint_id,
         ns,
         run_id: runId,
-        values: JSON.stringify(checkpoint.values),
+        values,
         next: JSON.stringify(checkpoint.next),
         metadata: JSON.stringify(checkpoint.metadata),
         tasks: JSON.stringify(checkpoint.tasks),
-        interrupts: JSON.stringify(checkpoint.interrupts),
+        interrupts,
         paused_at: pausedAt === null ? null : JSON.stringify(pausedAt),
         now,
       })
-      if (ns === '') this.#sql.setState.run(JSON.stringify(checkpoint.values), JSON.stringify(checkpoint.interrupts), now, now, thread.seq)
+      if (ns === '') this.#sql.setState.run(values, interrupts, now, now, thread.seq)
     })()
   }
 
