@@ -17,6 +17,7 @@ import type { WorkspaceRepository } from './store/workspaces.js'
 import { Nullable, StringEnum, Uuid } from './schemas/common.js'
 import { OAuthProviderCreateRequest } from './schemas/auth.js'
 import { compile, INVALID } from './validation/pydantic.js'
+import { atomically } from './store/group-commit.js'
 
 export const WorkspaceFixture = Type.Object({
   id: Uuid(),
@@ -156,10 +157,10 @@ export class WorkspaceSeeder implements Stateful {
     if (this.#known.has(tenantId)) return
     const declared = this.fixtures.workspaces.find((w) => w.id === tenantId)
     const selfHosted = declared?.self_hosted_enterprise ?? this.defaultSelfHostedEnterprise
-    this.db.transaction(() => {
+    atomically(this.db, () => {
       if (!this.repos.workspaces.insert(tenantId, selfHosted, this.clock.now())) return
       for (const provider of this.fixtures.providers) this.repos.providers.create(tenantId, newProvider(provider))
-    })()
+    })
     this.#known.add(tenantId)
   }
 

@@ -41,7 +41,7 @@ import { AgentDataRepository } from './store/agent-data.js'
 import { AssistantRepository } from './store/assistants.js'
 import { CronRepository } from './store/crons.js'
 import { closeDatabase, openDatabase, type Db } from './store/db.js'
-import { GroupCommit } from './store/group-commit.js'
+import { GroupCommit, atomically } from './store/group-commit.js'
 import { DeploymentRepository } from './store/deployments.js'
 import { FeedbackRepository } from './store/feedback.js'
 import { ListenerRepository } from './store/listeners.js'
@@ -167,7 +167,7 @@ export function buildServices(config: Config, clock: Clock): Services {
 function wire({ config, clock, log, startedAt, fixtures, engine, db, agentUsers }: { config: Config; clock: Clock; log: Logger; startedAt: number; fixtures: Fixtures; engine: GraphEngine; db: Db; agentUsers: AgentUsers }): Services {
   const stateful = new StatefulServices()
   stateful.register({ close: () => closeDatabase(db) })
-  const transaction = <T>(fn: () => T): T => db.transaction(fn)()
+  const transaction = <T>(fn: () => T): T => atomically(db, fn)
   const commits = GroupCommit.of(db)
   const durable = () => commits?.durable() ?? null
   const commitAtTurnEnd = () => commits?.untilTurnEnd()

@@ -63,6 +63,18 @@ t.test('a bound LIMIT is written as an expression, so its statement is compiled 
   t.ok(inLayer('store').some((f) => f.text.includes('LIMIT CAST(')), 'the store pages with bound limits')
 })
 
+// better-sqlite3 takes ~4 µs to make a transaction function, more than the savepoint it opens
+// costs; `db.transaction(fn)()` made one per call (seven per agent run). `atomically(db, fn)`
+// reuses the connection's one. Only the migrations (before group commit) and the lock file's own
+// connection make theirs.
+t.test('transaction functions are made once per connection, not per call', async (t) => {
+  const allowed = new Set(['store/group-commit.ts', 'store/migrations.ts', 'store/database-lock.ts'])
+  for (const file of files.filter((f) => !allowed.has(f.name))) {
+    t.notMatch(file.text, /\b(db|#db|lock)\.transaction\(/, `${file.name} makes no transaction function (use atomically(db, fn))`)
+  }
+  t.ok(files.some((f) => f.text.includes('atomically(')), 'the store runs transactions through atomically()')
+})
+
 t.test('routes build no error bodies by hand and hold no rules of the runs, feedback or OAuth flow', async (t) => {
   for (const file of inLayer('routes')) {
     t.notMatch(file.text, /send\(\{\s*detail/, `${file.name} leaves error bodies to the error handler`)

@@ -12,6 +12,7 @@ import type { OAuthProviderRepository, Provider } from '../store/oauth-providers
 import type { OAuthTokenRepository, Token } from '../store/oauth-tokens.js'
 import { NotFound, RuleViolation } from './errors.js'
 import { ACCESS_TOKEN_TTL_MS, AUTH_REQUEST_TTL_MS, authorizeUrl, codeChallenge, isCallbackFor, randomToken } from './oauth.js'
+import { atomically } from '../store/group-commit.js'
 
 /** One started authorization: who asked, for what, and how far it got. */
 export interface Flow {
@@ -213,7 +214,7 @@ export class OAuthFlows {
     if (flow.codeVerifier && row.code_challenge !== codeChallenge(flow.codeVerifier, flow.provider.codeChallengeMethod)) {
       throw new RuleViolation('PKCE verification failed: the code challenge does not match the verifier.')
     }
-    const token = db.transaction(() => {
+    const token = atomically(db, () => {
       const issued = tokens.issue({
         providerSeq: flow.provider.seq,
         userId: flow.userId,
@@ -226,7 +227,7 @@ export class OAuthFlows {
       if (flow.agentId) tokens.connect(flow.tenantId, flow.agentId, issued, flow.userId)
       flows.complete(flow.id, issued.seq, now)
       return issued
-    })()
+    })
     this.completions.emit(flow.id)
     return { flow: { ...flow, completed: true, token }, token }
   }

@@ -1,4 +1,5 @@
 import type { Db } from './db.js'
+import { atomically } from './group-commit.js'
 
 /**
  * The data of whole agent servers (scopes): their assistants, threads (with their checkpoints,
@@ -27,8 +28,8 @@ export class AgentDataRepository {
   deleteScopes(scopes: readonly string[]): void {
     if (scopes.length === 0) return
     const list = JSON.stringify(scopes)
-    this.#db.transaction(() => {
+    atomically(this.#db, () => {
       for (const statement of this.#deletes) statement.run(list)
-    })()
+    })
   }
 }

@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js'
 import { contains } from './threads.js'
 import { iso, type Db } from './db.js'
+import { atomically } from './group-commit.js'
 
 interface AssistantRow {
   seq: number
@@ -106,12 +107,12 @@ export class AssistantRepository {
       ...this.#encode(fields),
       now,
     }
-    return this.#db.transaction(() => {
+    return atomically(this.#db, () => {
       this.#sql.insert.run(row)
       const seq = this.#sql.get.get(scope, assistantId)!.seq
       this.#sql.insertVersion.run({ seq, version: 1, ...this.#encode(fields), now })
       return this.get(scope, assistantId)!
-    })()
+    })
   }
 
   /** Applies changes as a new version, which becomes the current one. */
@@ -119,12 +120,12 @@ export class AssistantRepository {
     const row = this.#sql.get.get(scope, assistantId)
     if (!row) return undefined
     const now = this.#clock.now()
-    return this.#db.transaction(() => {
+    return atomically(this.#db, () => {
       const version = (this.#sql.maxVersion.get(row.seq)?.v ?? row.version) + 1
       this.#sql.insertVersion.run({ seq: row.seq, version, ...this.#encode(fields), now })
       this.#sql.update.run({ seq: row.seq, version, ...this.#encode(fields), now })
       return this.get(scope, assistantId)!
-    })()
+    })
   }
 
   /** Makes an earlier version current again; undefined when there is no such version. */

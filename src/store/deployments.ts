@@ -18,6 +18,7 @@ import type { Statement } from 'better-sqlite3'
 import { pageBound, type Db } from './db.js'
 import { DeploymentDeletions } from './deployment-deletions.js'
 import { anchorOf, toDeployment, toRevision, type DeploymentRow, type RevisionRow } from './deployment-rows.js'
+import { atomically } from './group-commit.js'
 
 /** What a new revision of a deployment is made from beyond its config (taken as it is created). */
 export type RevisionSnapshotter = (deployment: Deployment, revision: RevisionInput) => RevisionSnapshot
@@ -153,11 +154,11 @@ export class DeploymentRepository {
     const now = this.#clock.now()
     if (now < this.#nextDue) return 0
     const due = this.#sql.due.all(now)
-    const moved = this.#db.transaction(() => due.map((row) => {
+    const moved = atomically(this.#db, () => due.map((row) => {
       const position = statusAt(anchorOf(row), now)
       this.#sql.setStatus.run(position.status, position.since, position.nextAt, row.seq)
       return { row, status: position.status }
-    }))()
+    }))
     for (const { row, status } of moved) this.#changed(row.tenant_id, row.deployment_id, { id: row.id, status })
     const deletions = this.#settleDeletions(now)
     this.#nextDue = Math.min(this.#sql.nextDue.get()?.next_at ?? Number.POSITIVE_INFINITY, this.#nextDeletionDue)
@@ -171,7 +172,7 @@ export class DeploymentRepository {
    */
   #settleDeletions(now = this.#clock.now()): number {
     if (now < this.#nextDeletionDue) return 0
-    const deletions = this.#db.transaction(() => this.#deletions.settle(now))()
+    const deletions = atomically(this.#db, () => this.#deletions.settle(now))
     for (const deletion of deletions) this.#changed(deletion.tenantId, deletion.deploymentId)
     this.#nextDeletionDue = this.#deletions.nextDue() ?? Number.POSITIVE_INFINITY
     return deletions.length
@@ -193,7 +194,7 @@ export class DeploymentRepository {
     const id = randomUUID()
     const now = this.#clock.now()
     let dueAt: number | null = null
-    this.#db.transaction(() => {
+    atomically(this.#db, () => {
       const { lastInsertRowid } = this.#sql.insertDeployment.run({
         id,
         tenant_id: input.tenantId,
@@ -206,7 +207,7 @@ export class DeploymentRepository {
         now,
       })
       if (revision) dueAt = this.#insertRevision(Number(lastInsertRowid), this.#defaultSpeed, revision, now).nextAt
-    })()
+    })
     this.#changed(input.tenantId, id)
     // Its status comes from its own revision alone, just written: settled only if a step is due at once.
     if (dueAt !== null && dueAt <= now) return this.get(input.tenantId, id)!
@@ -271,7 +272,7 @@ export class DeploymentRepository {
     if (!row) throw new Error(`deployment ${id} vanished during an update`)
     if (plan.changed) {
       const now = this.#clock.now()
-      this.#db.transaction(() => {
+      atomically(this.#db, () => {
         this.#sql.updateDeployment.run({
           seq: row.seq,
           source_config: JSON.stringify(plan.sourceConfig),
@@ -281,7 +282,7 @@ export class DeploymentRepository {
           now,
         })
         if (plan.revision) this.#insertRevision(row.seq, row.speed ?? this.#defaultSpeed, plan.revision, now)
-      })()
+      })
       this.#changed(tenantId, id)
     }
     return this.get(tenantId, id)!
@@ -296,7 +297,7 @@ export class DeploymentRepository {
     this.settle()
     const result = { deleted: [] as string[], missing: [] as string[], started: [] as string[] }
     const now = this.#clock.now()
-    this.#db.transaction(() => {
+    atomically(this.#db, () => {
       for (const id of new Set(ids)) {
         const row = this.#sql.get.get(tenantId, id)
         if (!row) {
@@ -308,7 +309,7 @@ export class DeploymentRepository {
         this.#deletions.start(row.seq, row.speed ?? this.#defaultSpeed, now)
         result.started.push(id)
       }
-    })()
+    })
     this.invalidate()
     for (const id of result.started) this.#changed(tenantId, id)
     return result
@@ -378,7 +379,7 @@ export class DeploymentRepository {
     const row = this.#sql.get.get(tenantId, deploymentId)
     if (!row) return undefined
     const now = this.#clock.now()
-    const seq = this.#db.transaction(() => {
+    const seq = atomically(this.#db, () => {
       this.#sql.updateDeployment.run({
         seq: row.seq,
         source_config: row.source_config,
@@ -388,7 +389,7 @@ export class DeploymentRepository {
         now,
       })
       return this.#insertRevision(row.seq, row.speed ?? this.#defaultSpeed, revision, now).seq
-    })()
+    })
     const added = toRevision(this.#sql.revisionBySeq.get(seq)!)
     this.#changed(tenantId, deploymentId, added)
     return added
@@ -433,7 +434,7 @@ export class DeploymentRepository {
     this.settle()
     const row = this.#sql.anyTenant.get(deploymentId)
     if (!row) return false
-    this.#db.transaction(() => {
+    atomically(this.#db, () => {
       this.#sql.setDeploymentSpeed.run(speed, row.seq)
       const now = this.#clock.now()
       for (const revision of this.#sql.inProgress.all(row.seq)) {
@@ -441,7 +442,7 @@ export class DeploymentRepository {
         this.#sql.setRevisionSpeed.run(speed, position.since, position.nextAt, revision.seq)
       }
       this.#deletions.setSpeed(row.seq, speed, now)
-    })()
+    })
     this.invalidate()
     this.#changed(row.tenant_id, deploymentId)
     return true

@@ -58,6 +58,20 @@ class Batch {
 }
 
 const GROUP_COMMIT = Symbol('the connection group commit')
+const ATOMIC = Symbol('the connection transaction function')
+
+/**
+ * Runs `fn` in one transaction (a savepoint inside an open one: it still rolls back alone) and
+ * returns what it returns. It uses one transaction function per connection, made at its first use:
+ * better-sqlite3 takes ~4 µs to make a transaction function, more than the savepoint itself costs,
+ * and an agent run used to make seven.
+ */
+export function atomically<T>(db: Db, fn: () => T): T {
+  const holder = db as Db & { [ATOMIC]?: (body: () => unknown) => unknown }
+  let run = holder[ATOMIC]
+  if (run === undefined) holder[ATOMIC] = run = db.transaction((body: () => unknown) => body())
+  return run(fn) as T
+}
 
 /**
  * Writes after which a group that goes on commits at the next microtask without a write, as a
@@ -140,6 +154,8 @@ export class GroupCommit {
       return pragma(source, options)
     }) as Db['pragma']
     ;(db as Db & { [GROUP_COMMIT]?: GroupCommit })[GROUP_COMMIT] = group
+    // A transaction function made before this one would not join the group.
+    delete (db as Db & { [ATOMIC]?: unknown })[ATOMIC]
     return group
   }
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Clock } from '../clock.js'
 import type { AgentConnectionResponse, OAuthTokenSummary } from '../schemas/auth.js'
 import { iso, type Db } from './db.js'
+import { atomically } from './group-commit.js'
 
 interface TokenRow {
   seq: number
@@ -120,7 +121,7 @@ export class OAuthTokenRepository {
   /** Issues a token; a default token stops the user's other tokens for the provider being default. */
   issue(input: { providerSeq: number; userId: string; accessToken: string; scopes: string[]; label: string | null; isDefault: boolean; expiresAt: number }): Token {
     const now = this.#clock.now()
-    return this.#db.transaction(() => {
+    return atomically(this.#db, () => {
       const { lastInsertRowid } = this.#sql.insert.run({
         id: randomUUID(),
         provider_seq: input.providerSeq,
@@ -135,7 +136,7 @@ export class OAuthTokenRepository {
       const seq = Number(lastInsertRowid)
       if (input.isDefault) this.#sql.clearDefault.run(now, input.providerSeq, input.userId, seq)
       return toToken(this.#sql.bySeq.get(seq)!)
-    })()
+    })
   }
 
   bySeq(seq: number): Token | undefined {
@@ -163,10 +164,10 @@ export class OAuthTokenRepository {
     if (!row) return undefined
     const now = this.#clock.now()
     const isDefault = changes.isDefault ?? row.is_default === 1
-    this.#db.transaction(() => {
+    atomically(this.#db, () => {
       this.#sql.update.run(changes.label ?? row.provider_account_label, isDefault ? 1 : 0, now, row.seq)
       if (isDefault) this.#sql.clearDefault.run(now, row.provider_seq, userId, row.seq)
-    })()
+    })
     return toToken(this.#sql.bySeq.get(row.seq)!)
   }
 

@@ -4,6 +4,7 @@
 
 import type { Db } from './db.js'
 import { MIGRATIONS } from './migrations.js'
+import { atomically } from './group-commit.js'
 
 export interface StateDocument {
   hangar_state: 1
@@ -46,9 +47,9 @@ export function exportState(db: Db): StateDocument {
 export function clearState(db: Db): void {
   db.pragma('foreign_keys = OFF')
   try {
-    db.transaction(() => {
+    atomically(db, () => {
       for (const table of tableNames(db)) db.prepare(`DELETE FROM "${table}"`).run()
-    })()
+    })
   } finally {
     db.pragma('foreign_keys = ON')
   }
@@ -78,7 +79,7 @@ export function importState(db: Db, document: unknown): void {
   }
   db.pragma('foreign_keys = OFF')
   try {
-    db.transaction(() => {
+    atomically(db, () => {
       for (const table of known) db.prepare(`DELETE FROM "${table}"`).run()
       for (const [table, rows] of Object.entries(doc.tables!)) {
         for (const row of rows) {
@@ -89,7 +90,7 @@ export function importState(db: Db, document: unknown): void {
       }
       const broken = db.pragma('foreign_key_check') as unknown[]
       if (broken.length > 0) throw new StateError(`The document breaks ${broken.length} reference(s) between tables.`)
-    })()
+    })
   } catch (error) {
     if (error instanceof StateError) throw error
     throw new StateError(`The document could not be stored: ${(error as Error).message}`)

@@ -1,4 +1,5 @@
 import type { Db } from './db.js'
+import { atomically } from './group-commit.js'
 
 /** One item of an agent server's store, as kept: its namespace as the labels joined by '.'. */
 export interface StoreItemRecord {
@@ -113,12 +114,12 @@ export class StoreItemRepository {
    * item of every scope, in one transaction. An item that had expired is created anew.
    */
   put(scope: string, item: StoreItemWrite, now: number): void {
-    this.#db.transaction(() => {
+    atomically(this.#db, () => {
       const createdAt = this.#sql.createdAt.get({ scope, namespace: item.namespace, key: item.key, now }) ?? now
       this.#sql.expire.run({ now })
       this.#sql.remove.run({ scope, namespace: item.namespace, key: item.key })
       this.#sql.insert.run({ scope, ...item, createdAt, now })
-    })()
+    })
   }
 
   /** Removes the item; nothing happens when there is none. */
@@ -129,9 +130,9 @@ export class StoreItemRepository {
   /** Moves the expiry of these items (one transaction). */
   setExpiry(expiries: readonly { seq: number; expiresAt: number }[]): void {
     if (expiries.length === 0) return
-    this.#db.transaction(() => {
+    atomically(this.#db, () => {
       for (const each of expiries) this.#sql.setExpiry.run(each)
-    })()
+    })
   }
 
   /**

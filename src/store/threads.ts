@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js'
 import type { CheckpointRecord, Interrupt, PausedAt, State, ThreadTask } from '../agent/types.js'
 import type { Statement } from 'better-sqlite3'
 import { iso, pageBound, type Db } from './db.js'
+import { atomically } from './group-commit.js'
 
 export type ThreadStatus = 'idle' | 'busy' | 'interrupted' | 'error'
 
@@ -314,7 +315,7 @@ export class ThreadRepository {
     // Serialized once: the thread's state is the same text as its latest root checkpoint's.
     const values = JSON.stringify(checkpoint.values)
     const interrupts = JSON.stringify(checkpoint.interrupts)
-    this.#db.transaction(() => {
+    atomically(this.#db, () => {
       this.#sql.insertCheckpoint.run({
         thread_seq: thread.seq,
         checkpoint_id: checkpoint.checkpoint_id,
@@ -330,7 +331,7 @@ export class ThreadRepository {
         now,
       })
       if (ns === '') this.#sql.setState.run(values, interrupts, now, now, thread.seq)
-    })()
+    })
   }
 
   /**
@@ -342,23 +343,23 @@ export class ThreadRepository {
   amendCheckpoint(thread: Thread, checkpoint: CheckpointRecord, pausedAt: PausedAt | null): void {
     const values = JSON.stringify(checkpoint.values)
     const interrupts = JSON.stringify(checkpoint.interrupts)
-    this.#db.transaction(() => {
+    atomically(this.#db, () => {
       const row = this.#sql.amend.get(
         values, JSON.stringify(checkpoint.next), JSON.stringify(checkpoint.tasks), interrupts,
         pausedAt === null ? null : JSON.stringify(pausedAt), thread.seq, checkpoint.checkpoint_id,
       )
       if (row) this.#sql.amendThread.run({ values, interrupts, thread: thread.seq, checkpoint: row.seq })
-    })()
+    })
   }
 
   /** Forgets the checkpoints a run wrote and returns the thread to the state before it (rollback). */
   rollbackRun(thread: Thread, runId: string): void {
     const now = this.#clock.now()
-    this.#db.transaction(() => {
+    atomically(this.#db, () => {
       this.#sql.deleteRunCheckpoints.run(thread.seq, runId)
       const latest = this.#sql.latest.get(thread.seq, '')
       this.#sql.setState.run(latest?.state_values ?? null, latest?.interrupts ?? '{}', now, now, thread.seq)
-    })()
+    })
   }
 
   /** Merges metadata into a checkpoint's (keys given replace, others stay); returns it as stored now. */
@@ -383,7 +384,7 @@ export class ThreadRepository {
 
   /** A new thread with the same metadata, state and history (subgraph checkpoints too). */
   copy(scope: string, thread: Thread, newId: string): Thread {
-    return this.#db.transaction(() => {
+    return atomically(this.#db, () => {
       const copy = this.create(scope, newId, thread.metadata)
       this.#sql.copyCheckpoints.run(copy.seq, thread.seq)
       const now = this.#clock.now()
@@ -391,6 +392,6 @@ export class ThreadRepository {
         thread.values === null ? null : JSON.stringify(thread.values), JSON.stringify(thread.interrupts), now, now, copy.seq,
       )
       return this.bySeq(copy.seq)!
-    })()
+    })
   }
 }

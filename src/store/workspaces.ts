@@ -1,5 +1,6 @@
 import type { AgentDataRepository } from './agent-data.js'
 import type { Db } from './db.js'
+import { atomically } from './group-commit.js'
 
 /** Workspaces hangar has seen and seeded, with their plan flag. */
 export class WorkspaceRepository {
@@ -48,9 +49,9 @@ export class WorkspaceRepository {
 
   /** Removes every row that belongs to the workspace, its deployments' agent servers included, in one transaction. */
   purge(id: string): void {
-    this.#db.transaction(() => {
+    atomically(this.#db, () => {
       this.#agentData.deleteScopes(this.#sql.scopes.all(id))
       for (const statement of this.#purge) statement.run({ tenant: id })
-    })()
+    })
   }
 }
