@@ -1,11 +1,11 @@
 // The exact bytes and headers of a run stream, read with a raw HTTP client.
 
-import { request as httpRequest } from 'node:http'
+import { request as httpRequest, type IncomingMessage } from 'node:http'
 import { mock } from 'node:test'
 import t, { type Test } from 'tap'
 import type { Config } from '../src/config.js'
 import { frame, HEARTBEAT } from '../src/sse/writer.js'
-import { runClockUntil, serveApp, until, waitsOnClock } from './helpers.js'
+import { runClockUntil, serveApp, turns, until, waitsOnClock } from './helpers.js'
 
 const serve = (t: Test, config: Partial<Config> = {}) => serveApp(t, config)
 
@@ -77,6 +77,27 @@ t.test('HANGAR_SSE_END_EVENT adds a trailing end event', async (t) => {
   const thread = JSON.parse((await post(port, '/threads', {})).text)
   const res = await post(port, `/threads/${thread.thread_id}/runs/stream`, { assistant_id: 'agent', input: {} })
   t.match(res.text, /event: end\ndata: null\nid: \d+\n\n$/)
+})
+
+// A run's head leaves with its first events, in one write to the socket. A stream whose run has
+// nothing to send yet (here: it starts in a minute, on a clock that does not move) still gets its
+// head at once: a client waiting for the response must not wait for the first event.
+t.test('a stream whose run waits sends its head at once, before any event', async (t) => {
+  const { port } = await serve(t)
+  const thread = JSON.parse((await post(port, '/threads', {})).text)
+  const chunks: string[] = []
+  let head: IncomingMessage | undefined
+  const req = httpRequest({ port, path: `/threads/${thread.thread_id}/runs/stream`, method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'k' } }, (res) => {
+    head = res
+    res.setEncoding('utf8').on('data', (chunk) => chunks.push(chunk))
+  })
+  req.on('error', () => {}).end(JSON.stringify({ assistant_id: 'agent', input: { messages: [{ role: 'user', content: 'hi' }] }, after_seconds: 60 }))
+  t.teardown(() => req.destroy())
+  await until(() => head !== undefined, 'the head of the stream arrives')
+  t.equal(head!.statusCode, 200)
+  t.equal(head!.headers['content-type'], 'text/event-stream; charset=utf-8')
+  await turns(20)
+  t.same(chunks, [], 'no event yet: the run waits for the clock')
 })
 
 t.test('heartbeat comments go out on the interval while a run waits', async (t) => {

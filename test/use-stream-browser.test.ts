@@ -69,6 +69,10 @@ t.test('stop() cancels the run through the older cancel endpoint; the run ends i
   await waitLoading(page, true)
   await page.waitForFunction(() => document.querySelector('#thread')!.textContent !== '')
   const threadId = (await page.textContent('#thread'))!
+  // The run's first values show the question: its stream is open and the hook knows the run. (The
+  // thread id shows before the run is even asked for: a stop() then, under load, aborted the request
+  // before hangar had it, and no run was left to find.)
+  await waitMessages(page, 1)
   await page.evaluate(() => window.chat.stop())
   await waitLoading(page, false)
   const runs = await api.get(`/threads/${threadId}/runs`)

@@ -29,6 +29,8 @@ export class SseWriter {
   #draining = false
   #clientLeft = false
   #dropped = false
+  /** Whether the response's head has left (with the first write, or alone). */
+  #headSent = false
   readonly #durable: (() => Promise<void> | null) | undefined
 
   /**
@@ -45,7 +47,12 @@ export class SseWriter {
       connection: 'keep-alive',
       'x-accel-buffering': 'no',
     })
-    raw.flushHeaders()
+    // The head leaves with the first event when that is written in this turn of the event loop (one
+    // write to the socket instead of two: a run's metadata event is); else at the turn's end.
+    // (`raw.headersSent` is true from writeHead on, sent or not: the writer keeps its own count.)
+    setImmediate(() => {
+      if (!this.#headSent && this.open) this.#sendHead()
+    })
     raw.once('close', () => {
       // 'close' also follows a normal end; only a close before the end means the client left.
       if (!raw.writableFinished) this.#clientLeft = true
@@ -53,7 +60,7 @@ export class SseWriter {
     })
     if (options.heartbeatMs > 0) {
       this.#timer = setInterval(() => {
-        if (!this.#draining && this.open) raw.write(HEARTBEAT)
+        if (!this.#draining && this.open) this.#write(HEARTBEAT)
       }, options.heartbeatMs).unref()
     }
   }
@@ -106,12 +113,18 @@ export class SseWriter {
     return this.#drain()
   }
 
+  #sendHead(): void {
+    this.#headSent = true
+    this.#raw.flushHeaders()
+  }
+
   /**
    * Writes and sends at once. Node corks the socket for a chunked write and uncorks it on the next
    * tick, which comes only once the microtask queue is empty: events a run emits in one long chain
    * of promises would all leave together at its end. Uncorking here sends each as it is written.
    */
   #write(text: string): boolean {
+    this.#headSent = true
     const ok = this.#raw.write(text)
     const socket = this.#raw.socket
     if (socket && socket.writableCorked > 0) socket.uncork()
@@ -138,6 +151,7 @@ export class SseWriter {
   drop(): void {
     this.#dropped = true
     this.#clientLeft = true
+    if (!this.#headSent && !this.#raw.destroyed) this.#sendHead()
     const socket = this.#raw.socket as { destroySoon?: () => void } | null
     if (typeof socket?.destroySoon === 'function') socket.destroySoon()
     else this.#raw.destroy()
