@@ -74,7 +74,7 @@ export const runRoutes: FastifyPluginAsyncTypebox<RunRoutesOptions> = async (app
   ) => {
     const dropAfter = options.faults.dropAfter(reply.request)
     reply.hijack()
-    const writer = new SseWriter(reply.raw, { heartbeatMs: options.config.heartbeatMs, headers: { ...reply.getHeaders(), ...o.headers } as never, durable: options.durable })
+    const writer = new SseWriter(reply.raw, { heartbeatMs: options.config.heartbeatMs, headers: { ...reply.getHeaders(), ...o.headers } as never, durable: options.durable, headWithFirstEvent: true })
     options.openStreams.track(writer)
     try {
       if (dropAfter === 0) writer.drop()
