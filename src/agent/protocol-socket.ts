@@ -35,6 +35,14 @@ export interface SocketSink {
   terminate(): void
 }
 
+/**
+ * How long the replays of subscribes wait for more subscribes (milliseconds of real time: this is
+ * how a socket's frames arrive, not the run's clock). A frame that came in a later read than the
+ * subscribe before it had its replay sent after the first one's, which had ended the run: the
+ * client had paused its subscriptions by then (see #flushReplay).
+ */
+const REPLAY_GATHER_MS = 2
+
 /** A client that lets this much pile up unread is cut off rather than buffered without bound. */
 const MAX_BUFFERED = 16 * 1024 * 1024
 
@@ -95,7 +103,9 @@ export class ProtocolSocket {
     if (answer) this.#reply(answer)
     if (this.#replay.size > 0 && !this.#flushing) {
       this.#flushing = true
-      setImmediate(() => this.#flushReplay())
+      // Subscribes a client sends back to back can reach hangar in separate reads of the socket: the
+      // replays wait REPLAY_GATHER_MS, then for the reads after it, so that the later ones join.
+      setTimeout(() => setImmediate(() => this.#flushReplay()), REPLAY_GATHER_MS).unref()
     }
   }
 
