@@ -52,10 +52,10 @@ function floorSentence(results, key) {
   const ratio = /** @type {number} */ (ratioOf(s.floor, s.floorHold))
   const figure = runs ? `${fmt(s.floor.runsPerSecond)} runs/s, ${fmt(ratio)}× the bare app` : `${fmt(s.floorHold.eventMax)} ms to the last stream, ${fmt(ratio)}× the bare app`
   // What the floor read in the full runs of 2026-11-26 and 27, some on a busy machine.
-  const others = runs ? '1.16–1.21×' : '0.87–2.09×'
+  const others = runs ? '1.16–1.24×' : '0.87–2.09×'
   const keeping = ratioOf(s.keeping, s.keepingHold)
   // What it read in the runs of 2026-11-27 (full, alone and quick).
-  const keepingOthers = runs ? '0.76–1.18×' : '1.41–2.51×'
+  const keepingOthers = runs ? '0.76–1.18×' : '1.41–3.55×'
   return [
     `The durable floor (the row under it: the bare app storing every thread, run and event in SQLite, a commit per`,
     `turn, before it sends them) reads ${figure} (in the full runs of 2026-11-26 and 27: ${others}). ${within(ratio)
@@ -198,11 +198,17 @@ export function analysis(key, results) {
           'longer reads its run\'s log while it knows the log is empty, the logs\' next seq is read before the',
           'insert instead of in a subquery with RETURNING, and the protocol log is bound by position; a bound',
           'LIMIT is now compiled once (f560076; SQLite had compiled a log page\'s read again at each run, ~4 µs).',
+          'Two more took ~10% together (2026-11-27, three A/B pairs each): transactions go through one',
+          'transaction function per connection, not a new one per call (f031b13: better-sqlite3 takes ~4.4 µs',
+          'to make one and a run made seven; ~1,255 to ~1,170 µs), and a stream\'s head leaves with its first',
+          'events, one write to the socket fewer per run (6736395, 6fc6ec0: ~1,245 to ~1,185 µs). Writing the protocol',
+          'log\'s rows of a burst in one multi-row insert took ~1% (probe, not kept): a row costs its insert, not its statement.',
           'The work per run grew with what a run does as the real server\'s do, not',
           'by a regression: the 1,000-runs event below (server CPU from the clock move until every stream had its',
           'event) cost ~290 ms on the build of 2026-11-25 before the session protocol (29072a8), ~470 ms with it',
           '(994f06a), ~590 ms with forks, commands and tool calls (5504137), ~690 ms with supersteps of parallel',
-          'tasks (092f40d), and ~700 ms now (each built and measured on 2026-11-27, two runs each).',
+          'tasks (092f40d), and ~700 ms at a5b8248 (each built and measured on 2026-11-27, two runs each; three',
+          'more runs of a5b8248 read 650–830 ms, and of f031b13 and 6736395 with it 700–780 ms: within the spread).',
         ]),
         ...floorSentence(results, 'runsPerSecond'),
       ].join('\n')
@@ -318,7 +324,7 @@ export function problems() {
     '   a second durable floor stores, beside each thread, run and event, each checkpoint and the',
     '   session-protocol log (the sizes hangar had, the log in one row per commit). It read 0.76–1.18× the',
     '   bare app\'s runs/s (within the 0.5× target: what misses it is hangar\'s own work per run, ~1,450 µs',
-    '   of CPU) and 1.41–2.51× for the 1,000-runs event (straddling the 2× line before any graph work; where',
+    '   of CPU) and 1.41–3.55× for the 1,000-runs event (straddling the 2× line before any graph work; where',
     '   under it, 1–10 µs per run step was left for the step itself, against hangar\'s ~430–490 µs).',
     '12. **The memory ratio moved with V8\'s heap size, not with what hangar keeps.** *Measured:* one build',
     '   read 1.05–1.29× alone, back to back; the live heap after a full collection stayed at 29.0–29.6 MiB',
@@ -327,5 +333,13 @@ export function problems() {
     '   SQLite in better-sqlite3 12 reads the value bound to a bare `LIMIT ?`): a page of a log took ~4.4 µs',
     '   instead of ~0.4, a deployments page ~8.7 instead of ~5.2. *Fixed* (f560076): bound limits are',
     '   written `CAST(? AS INTEGER)`, with the same plans; the architecture test keeps bare ones out.',
+    '14. **Every transaction made a transaction function** (`db.transaction(fn)()`: ~4.4 µs each in a loop,',
+    '   seven per agent run). *Fixed* (f031b13): `atomically(db, fn)` reuses one per connection; the',
+    '   architecture test keeps `db.transaction(` to the group commit, the migrations and the lock file.',
+    '15. **A run stream wrote its head alone** (a write to the socket of its own before the first events:',
+    '   four writes per agent run against the bare app\'s two). *Fixed* (6736395, 6fc6ec0): the head leaves',
+    '   with the first events written in its turn of the event loop, or alone at the turn\'s end. Only run',
+    '   streams: the session protocol\'s SSE streams send theirs at once (the current useStream, under load,',
+    '   missed a subgraph\'s last message when they waited).',
   ].join('\n')
 }
