@@ -9,7 +9,7 @@ import { ThreadBusy } from '../domain/errors.js'
 import type { SseEvent } from '../sse/writer.js'
 import type { Assistant } from '../store/assistants.js'
 import type { Run, RunKwargs, RunRepository, RunStatus } from '../store/runs.js'
-import type { Thread, ThreadRepository } from '../store/threads.js'
+import type { Thread, ThreadKey, ThreadRepository } from '../store/threads.js'
 import { rootLifecycle } from './protocol-events.js'
 import type { ThreadLog } from './thread-log.js'
 import type { Breakpoints, EngineOutput, GraphEngine, PausedAt, ProtocolEvent, RunStore, State } from './types.js'
@@ -150,6 +150,7 @@ export class RunExecutor {
       scope,
       runId,
       threadSeq: thread.seq,
+      threadId: thread.thread_id,
       assistantId: input.assistant.assistant_id,
       metadata: input.metadata,
       kwargs: input.kwargs,
@@ -374,7 +375,7 @@ export class RunExecutor {
     try {
       if (run.kwargs.after_seconds) await clock.until(Date.parse(run.created_at) + run.kwargs.after_seconds * 1000, signal)
       if (signal.aborted) return this.#cancelled(live)
-      const thread = threads.bySeq(run.thread_seq)!
+      const thread = threads.key(run.thread_seq)!
       runs.setStatus(run, 'running')
       threads.setStatus(thread.seq, 'busy')
       this.#observe(run, 'running')
@@ -430,7 +431,7 @@ export class RunExecutor {
   #finish(live: LiveRun, outcome: Extract<EngineOutput, { kind: 'done' }>): void {
     const { runs, threads } = this.#o
     const { run } = live
-    const thread = threads.bySeq(run.thread_seq)
+    const thread = threads.key(run.thread_seq)
     if (!thread) return
     live.result = outcome.status === 'error' ? { __error__: outcome.error } : outcome.values
     // The run's completion is one transaction (tokens, the feedback event, statuses); streams
@@ -465,7 +466,7 @@ export class RunExecutor {
   #cancelled(live: LiveRun): void {
     const { runs, threads } = this.#o
     const { run } = live
-    const thread = threads.bySeq(run.thread_seq)
+    const thread = threads.key(run.thread_seq)
     if (!thread) return
     live.result = threads.latestCheckpoint(thread)?.values ?? {}
     // A stream following a run that is rolled back ends with this error; one that is interrupted just
@@ -492,7 +493,7 @@ export class RunExecutor {
   }
 
   /** Deletes a temporary thread at its run's end, keeping the run's log for the streams still reading it. */
-  #deleteTemporary(live: LiveRun, thread: Thread): void {
+  #deleteTemporary(live: LiveRun, thread: ThreadKey): void {
     live.kept = this.#o.runs.eventsAfter(live.run, -1)
     this.#o.threads.delete(thread)
   }
@@ -500,8 +501,9 @@ export class RunExecutor {
   /** Tells `onEnd` how a run that started has ended. */
   #ended(live: LiveRun, how: Pick<RunEnd, 'status' | 'values' | 'error'>): void {
     const { run } = live
+    const { runs } = this.#o
     try {
-      this.#o.onEnd?.({ ...how, run: this.#o.runs.bySeq(run.seq) ?? run, startedAt: live.startedAt, endedAt: this.#o.clock.now(), publicBase: live.publicBase })
+      this.#o.onEnd?.({ ...how, run, stored: () => runs.bySeq(run.seq) ?? run, startedAt: live.startedAt, endedAt: this.#o.clock.now(), publicBase: live.publicBase })
     } catch (error) {
       this.#o.log.error({ err: error, run_id: run.run_id }, 'the end of a run could not be reported')
     }

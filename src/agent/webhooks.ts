@@ -56,8 +56,10 @@ export const webhookTarget = (url: string, publicBase: string) => (url.startsWit
 
 /** How a run ended, as its webhook reports it. */
 export interface RunEnd {
-  /** The run as stored when it ended. */
+  /** The run as it was created: its ids and settings (`kwargs`). */
   run: Run
+  /** The run as stored when it ended (read only when asked: most runs name no webhook). */
+  stored: () => Run
   status: RunStatus
   /** The state it ended with; null for a run that was interrupted (cancelled). */
   values: State | null
@@ -77,7 +79,7 @@ const iso = (ms: number) => new Date(ms).toISOString()
  * when the webhook was sent, its final `values` and, for a failed run, `error`.
  */
 export function webhookPayload(end: RunEnd, sentAt: number): Record<string, unknown> {
-  const { seq: _seq, thread_seq: _thread, scope: _scope, ...run } = end.run
+  const { seq: _seq, thread_seq: _thread, scope: _scope, ...run } = end.stored()
   return {
     ...run,
     status: end.status,

@@ -115,18 +115,25 @@ export class RunRepository {
     }
   }
 
-  create(input: { scope: string; runId: string; threadSeq: number; assistantId: string; metadata: Record<string, unknown>; kwargs: RunKwargs; strategy: string | null }): Run {
+  create(input: { scope: string; runId: string; threadSeq: number; threadId: string; assistantId: string; metadata: Record<string, unknown>; kwargs: RunKwargs; strategy: string | null }): Run {
+    const now = this.#clock.now()
+    const metadata = JSON.stringify(input.metadata)
+    const kwargs = JSON.stringify(input.kwargs)
     const { lastInsertRowid } = this.#sql.insert.run({
       scope: input.scope,
       run_id: input.runId,
       thread_seq: input.threadSeq,
       assistant_id: input.assistantId,
-      metadata: JSON.stringify(input.metadata),
-      kwargs: JSON.stringify(input.kwargs),
+      metadata,
+      kwargs,
       strategy: input.strategy,
-      now: this.#clock.now(),
+      now,
     })
-    return this.bySeq(Number(lastInsertRowid))!
+    // The row as a read would return it (every column is written above), without reading it back.
+    return toRun({
+      seq: Number(lastInsertRowid), scope: input.scope, run_id: input.runId, thread_seq: input.threadSeq, thread_id: input.threadId,
+      assistant_id: input.assistantId, status: 'pending', metadata, kwargs, multitask_strategy: input.strategy, created_at: now, updated_at: now,
+    })
   }
 
   bySeq(seq: number): Run | undefined {

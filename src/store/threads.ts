@@ -55,6 +55,9 @@ export interface Thread {
   boundAssistantId: string | null
 }
 
+/** What finds a thread's rows: its store handle and its id (a run reads no more than this of its thread). */
+export type ThreadKey = Pick<Thread, 'seq' | 'thread_id'>
+
 export interface Checkpoint extends CheckpointRecord {
   checkpoint_ns: string
   seq: number
@@ -144,6 +147,7 @@ export class ThreadRepository {
     this.#sql = {
       get: db.prepare<[string, string], ThreadRow>('SELECT * FROM threads WHERE scope = ? AND thread_id = ?'),
       bySeq: db.prepare<[number], ThreadRow>('SELECT * FROM threads WHERE seq = ?'),
+      key: db.prepare<[number], ThreadKey>('SELECT seq, thread_id FROM threads WHERE seq = ?'),
       insert: db.prepare(`INSERT INTO threads
         (scope, thread_id, metadata, status, state_values, interrupts, config, error, created_at, updated_at, state_updated_at)
         VALUES (@scope, @thread_id, @metadata, 'idle', NULL, '{}', NULL, NULL, @now, @now, @now)`),
@@ -189,14 +193,20 @@ export class ThreadRepository {
     return row && toThread(row)
   }
 
+  /** The thread's key, without its state (undefined once it is deleted). */
+  key(seq: number): ThreadKey | undefined {
+    return this.#sql.key.get(seq)
+  }
+
   create(scope: string, threadId: string, metadata: Record<string, unknown>): Thread {
-    const { lastInsertRowid } = this.#sql.insert.run({
-      scope,
-      thread_id: threadId,
-      metadata: JSON.stringify(metadata),
-      now: this.#clock.now(),
+    const now = this.#clock.now()
+    const text = JSON.stringify(metadata)
+    const { lastInsertRowid } = this.#sql.insert.run({ scope, thread_id: threadId, metadata: text, now })
+    // The row as a read would return it (every column is written above), without reading it back.
+    return toThread({
+      seq: Number(lastInsertRowid), scope, thread_id: threadId, metadata: text, status: 'idle', state_values: null, interrupts: '{}',
+      config: null, error: null, created_at: now, updated_at: now, state_updated_at: now, bound_assistant_id: null,
     })
-    return this.bySeq(Number(lastInsertRowid))!
   }
 
   /** Binds the thread to the assistant of its first session-protocol run. */
@@ -208,15 +218,18 @@ export class ThreadRepository {
   /** Merges metadata into the thread's (keys given replace, others stay). */
 
   patchMetadata(thread: Thread, metadata: Record<string, unknown>): Thread {
-    this.#sql.patch.run(JSON.stringify({ ...thread.metadata, ...metadata }), this.#clock.now(), thread.seq)
-    return this.bySeq(thread.seq)!
+    const text = JSON.stringify({ ...thread.metadata, ...metadata })
+    const now = this.#clock.now()
+    this.#sql.patch.run(text, now, thread.seq)
+    // The two columns written, as a read would show them: the rest of the row is as it was.
+    return { ...thread, metadata: JSON.parse(text) as Record<string, unknown>, updated_at: iso(now) }
   }
 
   setStatus(seq: number, status: ThreadStatus, error: unknown = null): void {
     this.#sql.setStatus.run(status, error === null ? null : JSON.stringify(error), this.#clock.now(), seq)
   }
 
-  delete(thread: Thread): void {
+  delete(thread: ThreadKey): void {
     this.#sql.delete.run(thread.seq)
   }
 
@@ -292,24 +305,24 @@ export class ThreadRepository {
   }
 
   /** The latest checkpoint of the root graph ('') or of a subgraph's namespace. */
-  latestCheckpoint(thread: Thread, ns = ''): Checkpoint | undefined {
+  latestCheckpoint(thread: ThreadKey, ns = ''): Checkpoint | undefined {
     const row = this.#sql.latest.get(thread.seq, ns)
     return row && toCheckpoint(row, thread.thread_id)
   }
 
   /** A checkpoint by id, in whichever namespace it is. */
-  checkpoint(thread: Thread, checkpointId: string): Checkpoint | undefined {
+  checkpoint(thread: ThreadKey, checkpointId: string): Checkpoint | undefined {
     const row = this.#sql.checkpoint.get(thread.seq, checkpointId)
     return row && toCheckpoint(row, thread.thread_id)
   }
 
   /** The checkpoints of the root graph ('') or of a subgraph's namespace, newest first. */
-  history(thread: Thread, ns = ''): Checkpoint[] {
+  history(thread: ThreadKey, ns = ''): Checkpoint[] {
     return this.#sql.history.all(thread.seq, ns).map((row) => toCheckpoint(row, thread.thread_id))
   }
 
   /** Stores a checkpoint; a root graph's becomes the thread's current state (a subgraph's leaves the thread as it is). */
-  addCheckpoint(thread: Thread, checkpoint: CheckpointRecord, runId: string | null, pausedAt: PausedAt | null = null): void {
+  addCheckpoint(thread: ThreadKey, checkpoint: CheckpointRecord, runId: string | null, pausedAt: PausedAt | null = null): void {
     const now = this.#clock.now()
     const ns = checkpoint.checkpoint_ns ?? ''
     // Serialized once: the thread's state is the same text as its latest root checkpoint's.
@@ -340,7 +353,7 @@ export class ThreadRepository {
    * where the thread is paused there; the thread's values and `interrupts` follow when it is the
    * latest root checkpoint.
    */
-  amendCheckpoint(thread: Thread, checkpoint: CheckpointRecord, pausedAt: PausedAt | null): void {
+  amendCheckpoint(thread: ThreadKey, checkpoint: CheckpointRecord, pausedAt: PausedAt | null): void {
     const values = JSON.stringify(checkpoint.values)
     const interrupts = JSON.stringify(checkpoint.interrupts)
     atomically(this.#db, () => {
@@ -353,7 +366,7 @@ export class ThreadRepository {
   }
 
   /** Forgets the checkpoints a run wrote and returns the thread to the state before it (rollback). */
-  rollbackRun(thread: Thread, runId: string): void {
+  rollbackRun(thread: ThreadKey, runId: string): void {
     const now = this.#clock.now()
     atomically(this.#db, () => {
       this.#sql.deleteRunCheckpoints.run(thread.seq, runId)
@@ -377,7 +390,7 @@ export class ThreadRepository {
    * Forgets every checkpoint but the latest (prune's `keep_latest`): the state stays, the history
    * goes. Of subgraphs, what the latest checkpoint's tasks run keeps its latest checkpoint.
    */
-  keepLatestCheckpoint(thread: Thread): void {
+  keepLatestCheckpoint(thread: ThreadKey): void {
     const latest = this.#sql.latest.get(thread.seq, '')
     if (latest) this.#sql.keepLatest.run({ thread: thread.seq, root: latest.seq, root_id: latest.checkpoint_id })
   }
