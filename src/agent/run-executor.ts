@@ -414,6 +414,7 @@ export class RunExecutor {
         if (output.kind === 'emit') this.#emit(live, output.event, output.data)
         else if (output.kind === 'protocol') this.#protocol(live, output.event)
         else if (output.kind === 'checkpoint') threads.addCheckpoint(thread, output.checkpoint, run.run_id)
+        else if (output.kind === 'amend' && output.tasksOnly) threads.settleTasks(thread, output.checkpoint)
         else if (output.kind === 'amend') threads.amendCheckpoint(thread, output.checkpoint, output.pausedAt)
         else outcome = output
       }

@@ -93,7 +93,8 @@ export async function* superstep(run: RunState, plan: Plan): AsyncGenerator<Task
   for (const r of ran) if (settled) settled = settleTask(settled, r.task.id, { result: r.writes })
   if (settled) {
     run.last = settled
-    yield { kind: 'amend', checkpoint: settled, pausedAt: null }
+    // A task's result is all `settleTask` changed here (none interrupted or failed).
+    yield { kind: 'amend', checkpoint: settled, pausedAt: null, tasksOnly: true }
   }
   const written = Object.fromEntries([
     ...plan.ran.map((r) => [r.node.name, r.writes]),

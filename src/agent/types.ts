@@ -159,8 +159,10 @@ export type EngineOutput =
   /**
    * A stored checkpoint's tasks changed (a pending task ran, interrupted or failed: LangGraph keeps
    * that beside the checkpoint instead of writing a new one), and where the thread is paused there.
+   * `tasksOnly`: only the tasks' results changed (its values, `next` and interrupts are as stored),
+   * so the store rewrites the tasks alone.
    */
-  | { kind: 'amend'; checkpoint: CheckpointRecord; pausedAt: PausedAt | null }
+  | { kind: 'amend'; checkpoint: CheckpointRecord; pausedAt: PausedAt | null; tasksOnly?: true }
   | {
       kind: 'done'
       /** success: finished or stopped at an interrupt; error: a node raised. */

@@ -165,6 +165,7 @@ export class ThreadRepository {
         VALUES (@thread_seq, @checkpoint_id, @parent, @ns, @run_id, @values, @next, @metadata, @tasks, @interrupts, @paused_at, @now)`),
       amend: db.prepare<[string, string, string, string, string | null, number, string], { seq: number }>(`UPDATE checkpoints
         SET state_values = ?, next = ?, tasks = ?, interrupts = ?, paused_at = ? WHERE thread_seq = ? AND checkpoint_id = ? RETURNING seq`),
+      settleTasks: db.prepare<[string, number, string]>('UPDATE checkpoints SET tasks = ?, paused_at = NULL WHERE thread_seq = ? AND checkpoint_id = ?'),
       amendThread: db.prepare(`UPDATE threads SET state_values = @values, interrupts = @interrupts
         WHERE seq = @thread AND (SELECT max(seq) FROM checkpoints WHERE thread_seq = @thread AND checkpoint_ns = '') = @checkpoint`),
       bind: db.prepare('UPDATE threads SET bound_assistant_id = ? WHERE seq = ?'),
@@ -363,6 +364,14 @@ export class ThreadRepository {
       )
       if (row) this.#sql.amendThread.run({ values, interrupts, thread: thread.seq, checkpoint: row.seq })
     })
+  }
+
+  /**
+   * Rewrites a stored checkpoint's tasks alone (they ran; its values, `next` and interrupts stay, and
+   * so does the thread's state) and leaves it unpaused: `amendCheckpoint` without the state written again.
+   */
+  settleTasks(thread: ThreadKey, checkpoint: CheckpointRecord): void {
+    this.#sql.settleTasks.run(JSON.stringify(checkpoint.tasks), thread.seq, checkpoint.checkpoint_id)
   }
 
   /** Forgets the checkpoints a run wrote and returns the thread to the state before it (rollback). */
