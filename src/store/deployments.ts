@@ -20,8 +20,11 @@ import { DeploymentDeletions } from './deployment-deletions.js'
 import { anchorOf, toDeployment, toRevision, type DeploymentRow, type RevisionRow } from './deployment-rows.js'
 import { atomically } from './group-commit.js'
 
+/** What a revision's snapshot reads of its deployment. */
+export type SnapshotSource = Pick<Deployment, 'id' | 'name' | 'secrets' | 'source_config'>
+
 /** What a new revision of a deployment is made from beyond its config (taken as it is created). */
-export type RevisionSnapshotter = (deployment: Deployment, revision: RevisionInput) => RevisionSnapshot
+export type RevisionSnapshotter = (deployment: SnapshotSource, revision: RevisionInput) => RevisionSnapshot
 
 /** A deployment was written, or one of its revisions changed status (`revision_id`, `status`). */
 export interface DeploymentChange {
@@ -206,7 +209,8 @@ export class DeploymentRepository {
         pending: input.pendingConfig == null ? null : JSON.stringify(input.pendingConfig),
         now,
       })
-      if (revision) dueAt = this.#insertRevision(Number(lastInsertRowid), this.#defaultSpeed, revision, now).nextAt
+      const created = { id, name: input.name, secrets: input.secrets, source_config: input.sourceConfig }
+      if (revision) dueAt = this.#insertRevision(Number(lastInsertRowid), this.#defaultSpeed, revision, now, created).nextAt
     })
     this.#changed(input.tenantId, id)
     // Its status comes from its own revision alone, just written: settled only if a step is due at once.
@@ -513,10 +517,14 @@ export class DeploymentRepository {
   }
 
   /** Writes a revision; returns its seq and when its first step is due (null: it does not move on its own). */
-  #insertRevision(deploymentSeq: number, speed: RevisionSpeed, revision: RevisionInput, now: number): { seq: number; nextAt: number | null } {
+  /**
+   * `created`: the deployment was made in this transaction, with these facts (it has no revision to
+   * skip, and its row need not be read back for the snapshot).
+   */
+  #insertRevision(deploymentSeq: number, speed: RevisionSpeed, revision: RevisionInput, now: number, created?: SnapshotSource): { seq: number; nextAt: number | null } {
     // The revisions it skips leave nothing due; the new one is due at its first step.
-    this.#sql.skipInProgress.run(now, deploymentSeq)
-    const snapshot = this.#snapshot?.(toDeployment(this.#sql.deploymentBySeq.get(deploymentSeq)!), revision) ?? null
+    if (!created) this.#sql.skipInProgress.run(now, deploymentSeq)
+    const snapshot = this.#snapshot?.(created ?? toDeployment(this.#sql.deploymentBySeq.get(deploymentSeq)!), revision) ?? null
     const track = trackFor(revision.source, failureStatus(revision.config, snapshot))
     const position = statusAt({ status: track[0], since: now, speed, track }, now)
     const { lastInsertRowid } = this.#sql.insertRevision.run({
