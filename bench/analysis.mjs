@@ -130,7 +130,10 @@ export function analysis(key, results) {
         'step per turn sees every event at its step), and what a turn writes is on disk before the next timer.',
         'What is left above the floor: `settle()`\'s status updates (every revision steps six times in the',
         'following seconds, each an UPDATE and a `revision_steps` row from a trigger), reading the new',
-        'deployment back through the view, the validation, the journal and the serializer. Lazily persisted',
+        'deployment back through the view (which computes its status), the validation and the journal. Two',
+        'costs went on 2026-11-27 (probes, `--db :memory:`): the serializer validated each of a Deployment\'s 111',
+        'nullable fields against its `anyOf` (problem 16: ~260 to ~200 µs of CPU per create), and the first',
+        'revision read its deployment back through the view for its snapshot (problem 17: ~203 to ~178 µs). Lazily persisted',
         'revision steps (the status is a pure function of the anchor and the clock, but the deployment view,',
         'the status filter and the in-progress check read the stored column) would remove the UPDATEs.',
       ].join('\n')
@@ -178,7 +181,7 @@ export function analysis(key, results) {
       const st = results.streams
       const ratio = st ? st.hangar.runsPerSecond / st.bare.runsPerSecond : undefined
       return [
-        'Each `agent` run (a new thread, then its stream) executes about 70 SQL statements and 7 savepoints:',
+        'Each `agent` run (a new thread, then its stream) executes about 60 SQL statements and 7 savepoints:',
         '16 appends to the thread\'s session-protocol log, each after a read of its last seq (every event is kept,',
         'because a subscriber that comes later replays it), 3 checkpoints and an amend, 3 run events, the thread\'s state and status updates, the',
         'run row and its status. In a CPU profile (20 clients) SQLite and the store\'s code around it are about',
@@ -201,7 +204,10 @@ export function analysis(key, results) {
           'Two more took ~10% together (2026-11-27, three A/B pairs each): transactions go through one',
           'transaction function per connection, not a new one per call (f031b13: better-sqlite3 takes ~4.4 µs',
           'to make one and a run made seven; ~1,255 to ~1,170 µs), and a stream\'s head leaves with its first',
-          'events, one write to the socket fewer per run (6736395, 6fc6ec0: ~1,245 to ~1,185 µs). Writing the protocol',
+          'events, one write to the socket fewer per run (6736395, 6fc6ec0: ~1,245 to ~1,185 µs). Then a run stopped',
+          'reading back what it had just written or needs only the key of (e38fcb0, problem 17: four reads fewer and',
+          'two lighter; ~1,190 to ~1,110 µs, noisy), and a step\'s settled tasks rewrite the checkpoint\'s tasks alone,',
+          'not its values and the thread\'s state again (c0e8ee9: ~1%; more on a long thread). Writing the protocol',
           'log\'s rows of a burst in one multi-row insert took ~1% (probe, not kept): a row costs its insert, not its statement.',
           'The work per run grew with what a run does as the real server\'s do, not',
           'by a regression: the 1,000-runs event below (server CPU from the clock move until every stream had its',
@@ -341,5 +347,15 @@ export function problems() {
     '   with the first events written in its turn of the event loop, or alone at the turn\'s end. Only run',
     '   streams: the session protocol\'s SSE streams send theirs at once (the current useStream, under load,',
     '   missed a subgraph\'s last message when they waited).',
+    '16. **Responses validated every nullable field while serializing.** fast-json-stringify writes an `anyOf`',
+    '   by validating the value against each member with ajv, and a Deployment has 111 "X or null" fields',
+    '   (~12–17 µs to serialize one). *Fixed* (8a802ae): the serializer sees each as X with `nullable: true`',
+    '   (~2 µs); the documented schemas keep theirs, and a property test checks both forms write the same',
+    '   JSON. ~260 to ~200 µs of CPU per create in a probe.',
+    '17. **Writes read back what they had just written.** *Fixed* (e38fcb0, a67f00e): a new thread and a new',
+    '   run are made from the values written; a run finds its thread by key, not by its whole row with the',
+    '   state parsed; a create\'s first revision takes its snapshot from the deployment just written (it read',
+    '   it back through the view) and skips no earlier revisions (it has none). *Open:* a create still reads',
+    '   the deployment back through the view, which computes its status.',
   ].join('\n')
 }
