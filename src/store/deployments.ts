@@ -516,8 +516,8 @@ export class DeploymentRepository {
     return deployment && this.#sql.revision.get(deployment.seq, revisionId)
   }
 
-  /** Writes a revision; returns its seq and when its first step is due (null: it does not move on its own). */
   /**
+   * Writes a revision; returns its seq and when its first step is due (null: it does not move on its own).
    * `created`: the deployment was made in this transaction, with these facts (it has no revision to
    * skip, and its row need not be read back for the snapshot).
    */
