@@ -116,8 +116,8 @@ export function analysis(key, results) {
         `the fewest commits an app that answers only what is on disk can make (one per turn of the event loop,`,
         `every request read in that turn sharing it), answers ${fmt(f.rps, 0)} req/s with ${us(f.cpuUsPerRequest)} of CPU per request:`,
         `${fmt(r.floorRatio)}× the bare route. ${r.floorRatio !== undefined && r.floorRatio < r.target ? `That is under the ${r.target}× target: in this run no create that is on disk when it is`
-          + ' answered reached it with SQLite (the decided store), whatever else it did or left out (in other runs the floor read 0.32–0.39×).'
-          : `The target is within reach of a create that stores only those rows (in other runs the floor read 0.32–0.39×: it is at the line); what misses it is hangar's own work per create.`}`,
+          + ' answered reached it with SQLite (the decided store), whatever else it did or left out (in other runs the floor read 0.31–0.39×).'
+          : `The target is within reach of a create that stores only those rows (in other runs the floor read 0.31–0.39×: it is at the line); what misses it is hangar's own work per create.`}`,
       ] : []
       return [
         `Limited by the write path: ${cpu}`,
@@ -214,7 +214,8 @@ export function analysis(key, results) {
           'event) cost ~290 ms on the build of 2026-11-25 before the session protocol (29072a8), ~470 ms with it',
           '(994f06a), ~590 ms with forks, commands and tool calls (5504137), ~690 ms with supersteps of parallel',
           'tasks (092f40d), and ~700 ms at a5b8248 (each built and measured on 2026-11-27, two runs each; three',
-          'more runs of a5b8248 read 650–830 ms, and of f031b13 and 6736395 with it 700–780 ms: within the spread).',
+          'more runs of a5b8248 read 650–830 ms, and of f031b13 and 6736395 with it 700–780 ms: within the spread;',
+          'then 610–680 ms in three runs of the build with e38fcb0 to a67f00e, against 760–770 ms for 546e80f beside them).',
         ]),
         ...floorSentence(results, 'runsPerSecond'),
       ].join('\n')
@@ -246,7 +247,8 @@ export function analysis(key, results) {
         ...(live === undefined || !m.heapAtFirst || !m.heapAtTotal ? [] : [
           `What hangar keeps alive did ${live <= 1.05 ? 'not grow' : 'grow'}: V8's live heap after a full collection read ${fmt(mib(m.heapAtFirst.usedKiB))} MiB after`,
           `${m.first / 1000}k requests and ${fmt(mib(m.heapAtTotal.usedKiB))} MiB after ${m.total / 1000}k (${fmt(live)}×; in probes on 2026-11-27, 29.0–29.6 MiB at every`,
-          'point from 10k to 100k). RSS follows the heap\'s size instead (here',
+          'point from 10k to 100k, and 22.6–23.2 MiB since 8a802ae: the response serializers no longer compile a',
+          'validator for each nullable field). RSS follows the heap\'s size instead (here',
           `${fmt(mib(m.heapAtFirst.totalKiB))} and ${fmt(mib(m.heapAtTotal.totalKiB))} MiB), which V8 grows and shrinks with the garbage between collections.`,
         ]),
         `RSS grew from ${fmt(mib(m.firstKiB))} to ${fmt(mib(m.totalKiB))} MiB. With a file database the data is not in the`,
@@ -258,7 +260,9 @@ export function analysis(key, results) {
         'alone on the same build back to back (`node bench/memory.mjs`); after a full collection forced at both',
         'points (a probe: `--expose-gc` and a signal), 1.04–1.24×. It moves with where V8\'s old generation is in',
         'its cycle: after 10k requests the heap has not reached the size it keeps, and from 40k to 100k the same',
-        'probe read 0.98–1.05×.',
+        'probe read 0.98–1.05×. Since 8a802ae the process is smaller from its start (RSS at start ~126 → ~88 MiB,',
+        'after 10k requests ~183 → 155–159 MiB, in a probe and two full runs) but not after 100k (182–187 MiB',
+        'before and after): the ratio rose toward the line (1.18–1.20× in those runs) with nothing growing more.',
       ].join('\n')
     }
     default:
@@ -334,7 +338,9 @@ export function problems() {
     '   under it, 1–10 µs per run step was left for the step itself, against hangar\'s ~430–490 µs).',
     '12. **The memory ratio moved with V8\'s heap size, not with what hangar keeps.** *Measured:* one build',
     '   read 1.05–1.29× alone, back to back; the live heap after a full collection stayed at 29.0–29.6 MiB',
-    '   from 10k to 100k requests. The benchmark now reports the live heap beside RSS.',
+    '   from 10k to 100k requests. The benchmark now reports the live heap beside RSS. Since 8a802ae (problem 16)',
+    '   the live heap reads 22.6–23.2 MiB, and RSS after 10k requests fell (~183 to 155–159 MiB) while RSS after',
+    '   100k did not (182–187 MiB before and after): the ratio rose to 1.18–1.20× with nothing growing more.',
     '13. **SQLite compiled every statement with a bound LIMIT again at each run** (the planner of the',
     '   SQLite in better-sqlite3 12 reads the value bound to a bare `LIMIT ?`): a page of a log took ~4.4 µs',
     '   instead of ~0.4, a deployments page ~8.7 instead of ~5.2. *Fixed* (f560076): bound limits are',
