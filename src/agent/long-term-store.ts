@@ -154,13 +154,13 @@ export class AgentStore {
     checkFilter(filter)
     const filtered = Object.keys(filter).length > 0
     const now = this.#clock.now()
-    const items = this.#items.scan(scope, request.namespacePrefix.join('.'), now)
+    const prefix = request.namespacePrefix.join('.')
     const query = request.query ?? ''
     const page: { record: StoreItemRecord; score: number | undefined }[] = []
     if (query === '') {
       // In order: rows are read (and values parsed) only until the page is full.
       let skipped = 0
-      for (const record of items) {
+      for (const record of this.#items.scan(scope, prefix, now)) {
         if (page.length >= request.limit) break
         if (filtered && !matchesFilter(JSON.parse(record.value) as JsonObject, filter)) continue
         if (skipped < request.offset) skipped++
@@ -168,19 +168,20 @@ export class AgentStore {
       }
     } else {
       // Every item is ranked; a value is parsed only when a filter or its index fields need it (the
-      // whole document's text is the JSON stored, which JSON.stringify wrote).
+      // whole document's text is the JSON stored, which JSON.stringify wrote), and only the page's
+      // items are read whole.
       const score = lexicalScorer(query)
-      const ranked: { record: StoreItemRecord; rank: number; score: number }[] = []
-      for (const record of items) {
-        const index = record.indexFields === null ? null : JSON.parse(record.indexFields) as false | string[] | null
+      const ranked: { seq: number; rank: number; score: number }[] = []
+      for (const [seq, json, indexFields] of this.#items.rankable(scope, prefix, now)) {
+        const index = indexFields === null ? null : JSON.parse(indexFields) as false | string[] | null
         if (index === false) continue
-        const value = filtered || index !== null ? JSON.parse(record.value) as JsonObject : undefined
+        const value = filtered || index !== null ? JSON.parse(json) as JsonObject : undefined
         if (filtered && !matchesFilter(value!, filter)) continue
-        const text = index === null ? record.value : indexedText(value!, index)!
-        ranked.push({ record, rank: ranked.length, score: score(text) })
+        const text = index === null ? json : indexedText(value!, index)!
+        ranked.push({ seq, rank: ranked.length, score: score(text) })
       }
       ranked.sort((a, b) => b.score - a.score || a.rank - b.rank)
-      page.push(...ranked.slice(request.offset, request.offset + request.limit))
+      for (const { seq, score } of ranked.slice(request.offset, request.offset + request.limit)) page.push({ record: this.#items.bySeq(seq)!, score })
     }
     this.#refresh(page.map((each) => each.record), request.refreshTtl, now)
     return page.map(({ record, score }) => (score === undefined ? present(record) : { ...present(record), score }))

@@ -63,6 +63,13 @@ const fromColumns = (c: Columns): StoreItemRecord => ({
 const COLUMNS = 'seq, namespace, key, value, index_fields, ttl_minutes, expires_at, created_at, updated_at'
 /** Rows still alive at @now. */
 const ALIVE = '(expires_at IS NULL OR expires_at > @now)'
+/** Live rows whose namespace is @prefix or lies under it ('' for all), most recently written first. */
+const UNDER_PREFIX = `WHERE scope = @scope AND ${ALIVE}
+  AND (@prefix = '' OR namespace = @prefix OR substr(namespace, 1, length(@prefix) + 1) = @prefix || '.')
+  ORDER BY updated_at DESC, seq DESC`
+
+/** What a query ranks an item by: its seq, the JSON text of its value, and of its index fields. */
+export type RankedColumns = [seq: number, value: string, indexFields: string | null]
 
 /**
  * The agent servers' stores (long-term memory), one per scope. Items past their expiry are never
@@ -91,12 +98,13 @@ export class StoreItemRepository {
       // Under a prefix of labels ('' is every namespace), the most recently written first.
       // Rows as arrays (`raw`): better-sqlite3 makes an object a property at a time, which was half
       // of reading a thousand items; `fromColumns` makes the records in JavaScript.
-      under: db.prepare<{ scope: string; prefix: string; now: number }, Columns>(
-        `SELECT ${COLUMNS} FROM store_items
-          WHERE scope = @scope AND ${ALIVE}
-            AND (@prefix = '' OR namespace = @prefix OR substr(namespace, 1, length(@prefix) + 1) = @prefix || '.')
-          ORDER BY updated_at DESC, seq DESC`,
+      under: db.prepare<{ scope: string; prefix: string; now: number }, Columns>(`SELECT ${COLUMNS} FROM store_items ${UNDER_PREFIX}`).raw(),
+      // A query ranks every item: only the columns it reads (better-sqlite3 makes a string of each
+      // column of each row, and the rest are read for the page alone).
+      ranked: db.prepare<{ scope: string; prefix: string; now: number }, RankedColumns>(
+        `SELECT seq, value, index_fields FROM store_items ${UNDER_PREFIX}`,
       ).raw(),
+      bySeq: db.prepare<[number], Row>(`SELECT ${COLUMNS} FROM store_items WHERE seq = ?`),
       namespaces: db.prepare<{ scope: string; now: number }, string>(
         `SELECT DISTINCT namespace FROM store_items WHERE scope = @scope AND ${ALIVE}`,
       ).pluck(),
@@ -142,6 +150,17 @@ export class StoreItemRepository {
    */
   *scan(scope: string, prefix: string, now: number): Generator<StoreItemRecord, void, undefined> {
     for (const columns of this.#sql.under.iterate({ scope, prefix, now }) as IterableIterator<Columns>) yield fromColumns(columns)
+  }
+
+  /** Of every live item under the prefix (as `scan` orders them), what a query ranks it by, all at once. */
+  rankable(scope: string, prefix: string, now: number): RankedColumns[] {
+    return this.#sql.ranked.all({ scope, prefix, now })
+  }
+
+  /** The item with this seq (read in the same turn as `rankable`, so still there). */
+  bySeq(seq: number): StoreItemRecord | undefined {
+    const row = this.#sql.bySeq.get(seq)
+    return row && toRecord(row)
   }
 
   /** Every namespace that holds a live item, in no particular order. */
