@@ -55,7 +55,7 @@ function floorSentence(results, key) {
   const others = runs ? '1.16–1.24×' : '0.87–2.09×'
   const keeping = ratioOf(s.keeping, s.keepingHold)
   // What it read in the runs of 2026-11-27 (full, alone and quick).
-  const keepingOthers = runs ? '0.76–1.18×' : '1.41–3.55×'
+  const keepingOthers = runs ? '0.76–1.18×' : '1.41–4.59×'
   return [
     `The durable floor (the row under it: the bare app storing every thread, run and event in SQLite, a commit per`,
     `turn, before it sends them) reads ${figure} (in the full runs of 2026-11-26 and 27: ${others}). ${within(ratio)
@@ -261,8 +261,8 @@ export function analysis(key, results) {
         'points (a probe: `--expose-gc` and a signal), 1.04–1.24×. It moves with where V8\'s old generation is in',
         'its cycle: after 10k requests the heap has not reached the size it keeps, and from 40k to 100k the same',
         'probe read 0.98–1.05×. Since 8a802ae the process is smaller from its start (RSS at start ~126 → ~88 MiB,',
-        'after 10k requests ~183 → 155–159 MiB, in a probe and two full runs) but not after 100k (182–187 MiB',
-        'before and after): the ratio rose toward the line (1.18–1.20× in those runs) with nothing growing more.',
+        'after 10k requests ~183 → 154–159 MiB, in a probe and four full runs) but not after 100k (180–189 MiB',
+        'before and after): the ratio rose to the line (1.13–1.21× in those runs) with nothing growing more.',
       ].join('\n')
     }
     default:
@@ -336,13 +336,13 @@ export function problems() {
     '   a second durable floor stores, beside each thread, run and event, each checkpoint and the',
     '   session-protocol log (the sizes hangar had, the log in one row per commit). It read 0.76–1.18× the',
     '   bare app\'s runs/s (within the 0.5× target: what misses it is hangar\'s own work per run, ~1,450 µs',
-    '   of CPU) and 1.41–3.55× for the 1,000-runs event (straddling the 2× line before any graph work; where',
+    '   of CPU) and 1.41–4.59× for the 1,000-runs event (straddling the 2× line before any graph work; where',
     '   under it, 1–10 µs per run step was left for the step itself, against hangar\'s ~430–490 µs).',
     '12. **The memory ratio moved with V8\'s heap size, not with what hangar keeps.** *Measured:* one build',
     '   read 1.05–1.29× alone, back to back; the live heap after a full collection stayed at 29.0–29.6 MiB',
     '   from 10k to 100k requests. The benchmark now reports the live heap beside RSS. Since 8a802ae (problem 16)',
-    '   the live heap reads 22.6–23.2 MiB, and RSS after 10k requests fell (~183 to 155–159 MiB) while RSS after',
-    '   100k did not (182–187 MiB before and after): the ratio rose to 1.18–1.20× with nothing growing more.',
+    '   the live heap reads 22.6–23.2 MiB, and RSS after 10k requests fell (~183 to 154–159 MiB) while RSS after',
+    '   100k did not (180–189 MiB before and after): the ratio rose to 1.13–1.21× with nothing growing more.',
     '13. **SQLite compiled every statement with a bound LIMIT again at each run** (the planner of the',
     '   SQLite in better-sqlite3 12 reads the value bound to a bare `LIMIT ?`): a page of a log took ~4.4 µs',
     '   instead of ~0.4, a deployments page ~8.7 instead of ~5.2. *Fixed* (f560076): bound limits are',
