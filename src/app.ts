@@ -133,7 +133,8 @@ export function buildApp(options: AppOptions = {}): App {
   app.register(copies, { admit: (id, workspace) => services.deployedAgents.admit(id, workspace) })
   // The session protocol's WebSocket (a thread's events and commands on one socket).
   app.register(websocket, { options: { maxPayload: MAX_SOCKET_FRAME } })
-  app.register(ticker, { every: config.tickMs, tick: () => services.deployments.settle() })
+  // While the inspector (or any client of the event stream) follows, every revision step is written as it happens.
+  app.register(ticker, { every: config.tickMs, tick: () => services.deployments.tick(services.bus.subscribers > 0) })
 
   app.register(openapiDocument, { securitySchemes: securitySchemes(config) })
   app.register(async (scope) => {

@@ -81,7 +81,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'revisionSpeed', env: 'HANGAR_REVISION_SPEED', flag: 'speed', kind: 'string', default: 'fast', help: `how revisions advance: ${RevisionSpeed.join(', ')}` },
   { key: 'logLevel', env: 'HANGAR_LOG_LEVEL', flag: 'log-level', kind: 'string', default: 'info', help: 'fatal, error, warn, info, debug, trace or silent' },
   { key: 'bodyLimit', env: 'HANGAR_BODY_LIMIT', flag: 'body-limit', kind: 'integer', default: 1048576, help: 'largest accepted request body in bytes (413 above)' },
-  { key: 'tickMs', env: 'HANGAR_TICK_MS', flag: 'tick-ms', kind: 'integer', default: 250, help: 'how often due revision transitions are written to the store (ms)' },
+  { key: 'tickMs', env: 'HANGAR_TICK_MS', flag: 'tick-ms', kind: 'integer', default: 250, help: 'how often revisions that ended (every step while the event stream is followed) are written when nobody reads (ms)' },
   { key: 'publicUrl', env: 'HANGAR_PUBLIC_URL', flag: 'public-url', kind: 'url', default: '', help: 'base of the URLs hangar hands out; empty derives it from each request' },
   { key: 'fixtures', env: 'HANGAR_FIXTURES', flag: 'fixtures', kind: 'string', default: BUNDLED_FIXTURES, help: 'directory of your seed data: each kind it holds (workspaces.json, oauth-providers.json, integrations.json, graphs/) replaces the bundled one' },
   { key: 'graphs', env: 'HANGAR_GRAPHS', flag: 'graphs', kind: 'string', default: '', help: 'directory of your own scenario graphs (*.json), served next to the shipped ones; one with a shipped graph\'s graph_id replaces it' },

@@ -279,7 +279,7 @@ function wire({ config, clock, log, startedAt, fixtures, engine, db, agentUsers 
     seedSystemAssistants(assistants, engine, '')
   }
   seed()
-  const controls = new EmulatorControls({ db, workspaces, stateful, seed, onChange: (change) => bus.publish('state', change) })
+  const controls = new EmulatorControls({ db, workspaces, stateful, seed, settle: () => deployments.settle(), onChange: (change) => bus.publish('state', change) })
 
   return {
     config, clock, log, startedAt, db, transaction, durable, commitAtTurnEnd, stateful, seed,

@@ -62,6 +62,28 @@ t.test('setting a faster speed speeds up an in-progress revision from where it s
   t.equal((await api.get(rev)).body.status, 'DEPLOYED', 'the remaining steps took a second each')
 })
 
+t.test('setting instant speed ends an in-progress revision at once: DEPLOYED, and the deployment READY', async (t) => {
+  const { api, clock } = await makeApp(t)
+  const d = (await api.post('/v2/deployments', githubDeployment())).body
+  clock.advance(2_500)
+  await api.post(`/_hangar/deployments/${d.id}/speed`, { speed: 'instant' })
+  t.equal((await api.get(`/v2/deployments/${d.id}/revisions/${d.latest_revision_id}`)).body.status, 'DEPLOYED', 'not left in the status it had')
+  t.equal((await api.get(`/v2/deployments/${d.id}`)).body.status, 'READY')
+})
+
+t.test('a speed change keeps when the steps taken before it happened (the build log\'s times)', async (t) => {
+  const { api, clock } = await makeApp(t)
+  const d = (await api.post('/v2/deployments', githubDeployment())).body
+  clock.advance(2_500)
+  // Nothing read the revision meanwhile: its steps were not written as they happened.
+  await api.post(`/_hangar/deployments/${d.id}/speed`, { speed: 'realistic' })
+  clock.advance(60_000)
+  const logs = (await api.get(`/v2/deployments/${d.id}/revisions/${d.latest_revision_id}/logs?type=build&limit=1000`)).body.logs
+  const at = (message: string) => logs.find((line: any) => line.message === message)?.timestamp
+  t.equal(at(`Revision ${d.latest_revision_id} is queued`), START + 1_000, 'queued one second in, at the fast speed it had then')
+  t.equal(at(`Revision ${d.latest_revision_id} is waiting for a builder`), START + 2_000)
+})
+
 t.test('reset with no body clears everything and seeds the fixtures again', async (t) => {
   const { api } = await makeApp(t)
   await api.post('/v2/deployments', githubDeployment())
@@ -88,14 +110,16 @@ t.test('reset of one workspace leaves the others alone', async (t) => {
 })
 
 t.test('state exports as JSON and imports back exactly', async (t) => {
-  const { api } = await makeApp(t)
+  const { api, clock } = await makeApp(t)
   const d = (await api.post('/v2/deployments', githubDeployment())).body
   await api.post('/v2/listeners', { compute_type: 'k8s', compute_id: 'c1', compute_config: { k8s_namespaces: ['x'] } })
   const thread = (await api.post('/threads', {})).body
   await api.post(`/threads/${thread.thread_id}/runs/wait`, { assistant_id: 'agent', input: { messages: [{ role: 'user', content: 'hi' }] } })
+  clock.advance(2_500)
   const exported = (await api.get('/_hangar/state')).body
   t.equal(exported.hangar_state, 1)
   t.ok(exported.tables.deployments.length === 1 && exported.tables.run_events.length > 0)
+  t.match(exported.tables.revisions, [{ status: 'AWAITING_BUILD', status_at: START + 2_000 }], 'the revision as it stands now, though nothing read it')
 
   await api.post('/_hangar/reset')
   t.equal((await api.put('/_hangar/state', exported)).status, 204)

@@ -61,6 +61,92 @@ t.test('the ticker writes due transitions to the store while nobody reads', asyn
   t.same(stored(), { status: 'DEPLOYED', status_at: START + 6000 }, 'the tick persisted the transition at the time it happened')
 })
 
+t.test('while nobody follows the event stream, the ticker writes a revision once, at its end; a read writes what it shows', async (t) => {
+  mock.timers.enable({ apis: ['setInterval'] })
+  t.teardown(() => mock.timers.reset())
+  const db = join(t.testdir(), 'ends.db')
+  const { api, clock } = await makeApp(t, { config: { db, tickMs: 100 } })
+  const [a, b] = [(await api.post('/v2/deployments', githubDeployment({ name: 'a' }))).body, (await api.post('/v2/deployments', githubDeployment({ name: 'b' }))).body]
+  const reader = new Database(db, { readonly: true })
+  t.teardown(() => reader.close())
+  const stored = (d: any) => reader.prepare('SELECT status, status_at FROM revisions WHERE id = ?').get(d.latest_revision_id)
+  const steps = (d: any) => reader.prepare(`SELECT s.status, s.at FROM revision_steps s JOIN revisions r ON r.seq = s.revision_seq
+    WHERE r.id = ? ORDER BY s.at`).all(d.latest_revision_id)
+  const tick = async () => {
+    mock.timers.tick(100)
+    await turn()
+  }
+
+  clock.advance(2_500)
+  await tick()
+  t.same(stored(a), { status: 'CREATING', status_at: START }, 'a step on the way is not written by the ticker')
+  t.equal((await api.get(`/v2/deployments/${b.id}/revisions/${b.latest_revision_id}`)).body.status, 'AWAITING_BUILD')
+  await turn()
+  t.same(stored(b), { status: 'AWAITING_BUILD', status_at: START + 2_000 }, 'a read writes where the revision stands first')
+  t.same(stored(a), { status: 'AWAITING_BUILD', status_at: START + 2_000 }, 'every revision due, as reads always did')
+
+  clock.advance(3_500)
+  await tick()
+  t.same(stored(a), { status: 'DEPLOYED', status_at: START + 6_000 }, 'the end is written by the ticker, at the time it happened')
+  t.same(steps(a), [{ status: 'AWAITING_BUILD', at: START + 2_000 }, { status: 'DEPLOYED', at: START + 6_000 }], 'two writes for six steps')
+  const logs = (await api.get(`/v2/deployments/${a.id}/revisions/${a.latest_revision_id}/logs?type=build&limit=1000`)).body.logs
+  t.equal(logs.find((line: any) => line.message.startsWith('Building revision'))?.timestamp, START + 3_000, 'the steps not written follow from the speed')
+})
+
+t.test('while someone follows the event stream, the ticker writes and announces every step as it happens', async (t) => {
+  mock.timers.enable({ apis: ['setInterval'] })
+  t.teardown(() => mock.timers.reset())
+  const db = join(t.testdir(), 'followed.db')
+  const { app, api, clock } = await makeApp(t, { config: { db, tickMs: 100 } })
+  const heard: unknown[] = []
+  const unsubscribe = app.emulator.bus.subscribe((message) => {
+    if (message.topic === 'deployments' && message.data.status) heard.push(message.data.status)
+  })
+  t.teardown(unsubscribe)
+  const d = (await api.post('/v2/deployments', githubDeployment())).body
+  const reader = new Database(db, { readonly: true })
+  t.teardown(() => reader.close())
+  const stored = () => reader.prepare('SELECT status, status_at FROM revisions WHERE id = ?').get(d.latest_revision_id)
+  for (const [ms, status] of [[1_000, 'QUEUED'], [1_000, 'AWAITING_BUILD'], [1_000, 'BUILDING']] as const) {
+    clock.advance(ms)
+    mock.timers.tick(100)
+    await turn()
+    t.same(stored(), { status, status_at: clock.now() }, `${status} written by the ticker`)
+  }
+  t.same(heard, ['QUEUED', 'AWAITING_BUILD', 'BUILDING'], 'and announced')
+})
+
+t.test('a database of schema 12 upgrades: a revision in progress is written at its next step, then at its end', async (t) => {
+  mock.timers.enable({ apis: ['setInterval'] })
+  t.teardown(() => mock.timers.reset())
+  const db = join(t.testdir(), 'v12.db')
+  const { app: first, clock } = buildTestApp({ config: { db } })
+  await first.ready()
+  const d = (await clientFor(first).post('/v2/deployments', githubDeployment())).body
+  await first.close()
+  // The same database as hangar wrote it before migration 13.
+  const old = new Database(db)
+  old.exec('DROP INDEX revisions_ending; ALTER TABLE revisions DROP COLUMN ends_at')
+  old.pragma(`user_version = ${MIGRATIONS.length - 1}`)
+  old.close()
+
+  const { app } = buildTestApp({ clock, config: { db, tickMs: 100 } })
+  t.teardown(() => app.close())
+  await app.ready()
+  const reader = new Database(db, { readonly: true })
+  t.teardown(() => reader.close())
+  const stored = () => reader.prepare('SELECT status, status_at, next_at, ends_at FROM revisions WHERE id = ?').get(d.latest_revision_id)
+  t.same(stored(), { status: 'CREATING', status_at: START, next_at: START + 1_000, ends_at: START + 1_000 }, 'its next step stands for its end')
+  clock.advance(1_500)
+  mock.timers.tick(100)
+  await turn()
+  t.same(stored(), { status: 'QUEUED', status_at: START + 1_000, next_at: START + 2_000, ends_at: START + 6_000 }, 'written then, with its real end')
+  clock.advance(4_500)
+  mock.timers.tick(100)
+  await turn()
+  t.same(stored(), { status: 'DEPLOYED', status_at: START + 6_000, next_at: null, ends_at: null })
+})
+
 t.test('a refused create writes neither a deployment nor a revision', async (t) => {
   const { api } = await makeApp(t)
   await api.post('/v2/deployments', githubDeployment({ name: 'one' }))

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { deletionAt, nextDeletionStep } from '../src/lifecycle/deletions.js'
-import { statusAt, trackFor, failureFor, type Anchor } from '../src/lifecycle/revisions.js'
+import { endAt, placeAt, statusAt, trackFor, failureFor, type Anchor } from '../src/lifecycle/revisions.js'
 import { dockerDeployment, githubDeployment, makeApp, type Client } from './helpers.js'
 
 const BUILD = ['CREATING', 'QUEUED', 'AWAITING_BUILD', 'BUILDING', 'AWAITING_DEPLOY', 'DEPLOYING', 'DEPLOYED']
@@ -22,6 +22,21 @@ t.test('statusAt walks the track by the speed\'s durations and says when the nex
   t.same(statusAt({ ...anchor, speed: 'poll' }, 1e12), { status: 'CREATING', since: 0, nextAt: null })
   t.same(statusAt({ ...anchor, speed: 'instant' }, 0), { status: 'DEPLOYED', since: 0, nextAt: null })
   t.same(statusAt({ ...anchor, status: 'INTERRUPTED' }, 1e12), { status: 'INTERRUPTED', since: 0, nextAt: null })
+})
+
+t.test('endAt says when a revision reaches the end of its track by time alone; placeAt, where it stands and that', async (t) => {
+  const anchor: Anchor = { status: 'CREATING', since: 0, speed: 'fast', track: trackFor('github', null) }
+  t.equal(endAt(anchor), 6000)
+  t.equal(endAt({ ...anchor, status: 'BUILDING', since: 10_000 }), 13_000, 'from where it stands')
+  t.equal(endAt({ ...anchor, track: trackFor('external_docker', null) }), 4000, 'an image skips the build')
+  t.equal(endAt({ ...anchor, track: trackFor('github', 'BUILD_FAILED') }), 4000, 'a failure, once the step it fails in is over, is its end')
+  t.equal(endAt({ ...anchor, speed: 'realistic' }), 490_000)
+  t.equal(endAt({ ...anchor, status: 'DEPLOYED' }), null, 'at the end already')
+  t.equal(endAt({ ...anchor, status: 'INTERRUPTED' }), null, 'off the track')
+  t.equal(endAt({ ...anchor, speed: 'manual' }), null)
+  t.equal(endAt({ ...anchor, speed: 'poll' }), null)
+  t.same(placeAt(anchor, 2500), { status: 'AWAITING_BUILD', since: 2000, nextAt: 3000, endsAt: 6000 })
+  t.same(placeAt({ ...anchor, speed: 'instant' }, 0), { status: 'DEPLOYED', since: 0, nextAt: null, endsAt: null }, 'instant: ended when placed')
 })
 
 t.test('deletionAt walks AWAITING_DELETE → AWAITING_FINAL_DELETE → DELETED by the same speeds', async (t) => {

@@ -13,6 +13,8 @@ export interface ControlsOptions {
   stateful: StatefulServices
   /** Seeds what boot seeds (workspaces from fixtures, providers, system assistants). */
   seed: () => void
+  /** Writes what is due by the clock (revision steps), so an export shows where everything stands. */
+  settle: () => void
   /** Hears of every reset and import once it is done (the inspector's live view). */
   onChange?: (change: { action: 'reset' | 'import'; workspace: string | null }) => void
 }
@@ -45,6 +47,7 @@ export class EmulatorControls {
   }
 
   export(): StateDocument {
+    this.#o.settle()
     return exportState(this.#o.db)
   }
 

@@ -160,9 +160,23 @@ export function stepsAfter(anchor: Anchor, now: number): Array<{ status: Revisio
   return stepsAlong(anchor.track, anchor, timedDurations(anchor.speed), now)
 }
 
+/**
+ * When a revision anchored at `anchor` reaches the end of its track (DEPLOYED or its failure) by
+ * time alone; null when time alone never moves it there (poll, manual, off the track) or it is there.
+ */
+export function endAt(anchor: Anchor): number | null {
+  return stepsAfter(anchor, Number.POSITIVE_INFINITY).at(-1)?.since ?? null
+}
+
 /** Where a revision anchored at `anchor` stands at instant `now`. */
 export function statusAt(anchor: Anchor, now: number): Position<RevisionStatus> {
   return walk(anchor.track, anchor, timedDurations(anchor.speed), now)
+}
+
+/** Where a revision anchored at `anchor` stands at instant `now` (statusAt), and when it reaches its end from there (endAt). */
+export function placeAt(anchor: Anchor, now: number): Position<RevisionStatus> & { endsAt: number | null } {
+  const position = statusAt(anchor, now)
+  return { ...position, endsAt: endAt({ ...anchor, status: position.status, since: position.since }) }
 }
 
 /** The status after the current one on the track, or null at the end (or off the track). */

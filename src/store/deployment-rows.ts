@@ -48,6 +48,7 @@ export interface RevisionRow {
   status: RevisionStatus
   status_at: number
   next_at: number | null
+  ends_at: number | null
   created_at: number
   snapshot: string | null
 }

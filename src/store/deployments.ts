@@ -7,7 +7,9 @@ import type { RevisionSnapshot } from '../lifecycle/revision-snapshot.js'
 import {
   isTerminal,
   nextStatus,
+  placeAt,
   statusAt,
+  stepsAfter,
   TERMINAL_STATUSES,
   trackFor,
   type RevisionSpeed,
@@ -84,7 +86,7 @@ const FREE_TYPES_SQL = ['dev_free', 'dev_free_zero'].map((s) => `'${s}'`).join('
 /**
  * Deployments and their revisions, per workspace. Every read first persists the revision
  * transitions that are due at the clock's "now" (`settle`), so what is read never depends on the
- * ticker having run; the ticker only makes stored state move while nobody reads.
+ * ticker having run; the ticker only makes stored state move while nobody reads (see `tick`).
  */
 export class DeploymentRepository {
   readonly #db: Db
@@ -96,6 +98,8 @@ export class DeploymentRepository {
   #nextDue = Number.NEGATIVE_INFINITY
   /** The same for deletions alone (what a name check needs). */
   #nextDeletionDue = Number.NEGATIVE_INFINITY
+  /** When the earliest revision reaches the end of its track by time (what the ticker writes while nobody follows). */
+  #nextEnd = Number.NEGATIVE_INFINITY
   readonly #listStatements = new Map<string, Statement<Record<string, unknown>, DeploymentRow>>()
   readonly #onChange: ((change: DeploymentChange) => void) | undefined
   readonly #snapshot: RevisionSnapshotter | undefined
@@ -117,7 +121,11 @@ export class DeploymentRepository {
       due: db.prepare<[number], RevisionRow & { deployment_id: string; tenant_id: string }>(`SELECT r.*, d.id AS deployment_id, d.tenant_id
         FROM revisions r JOIN deployments d ON d.seq = r.deployment_seq WHERE r.next_at <= ?`),
       nextDue: db.prepare<[], { next_at: number | null }>('SELECT min(next_at) AS next_at FROM revisions WHERE next_at IS NOT NULL'),
-      setStatus: db.prepare('UPDATE revisions SET status = ?, status_at = ?, next_at = ? WHERE seq = ?'),
+      ended: db.prepare<[number], RevisionRow & { deployment_id: string; tenant_id: string }>(`SELECT r.*, d.id AS deployment_id, d.tenant_id
+        FROM revisions r JOIN deployments d ON d.seq = r.deployment_seq WHERE r.ends_at <= ?`),
+      nextEnd: db.prepare<[], { ends_at: number | null }>('SELECT min(ends_at) AS ends_at FROM revisions WHERE ends_at IS NOT NULL'),
+      setStatus: db.prepare('UPDATE revisions SET status = ?, status_at = ?, next_at = ?, ends_at = ? WHERE seq = ?'),
+      recordStep: db.prepare('INSERT OR IGNORE INTO revision_steps (revision_seq, status, at) VALUES (?, ?, ?)'),
       get: db.prepare<[string, string], DeploymentRow>(`${view} WHERE tenant_id = ? AND id = ?`),
       nameTaken: db.prepare<[string, string], { seq: number }>('SELECT seq FROM deployments WHERE tenant_id = ? AND name = ?'),
       insertDeployment: db.prepare(`INSERT INTO deployments
@@ -130,10 +138,10 @@ export class DeploymentRepository {
       freeCount: db.prepare<[string], number>(`SELECT count(*) FROM deployments
         WHERE tenant_id = ? AND json_extract(source_config, '$.deployment_type') IN (${FREE_TYPES_SQL})`).pluck(),
       insertRevision: db.prepare(`INSERT INTO revisions
-        (id, deployment_seq, source, source_revision_config, speed, status, status_at, next_at, created_at, snapshot)
-        VALUES (@id, @deployment_seq, @source, @config, @speed, @status, @status_at, @next_at, @now, @snapshot)`),
+        (id, deployment_seq, source, source_revision_config, speed, status, status_at, next_at, ends_at, created_at, snapshot)
+        VALUES (@id, @deployment_seq, @source, @config, @speed, @status, @status_at, @next_at, @ends_at, @now, @snapshot)`),
       deploymentBySeq: db.prepare<[number], DeploymentRow>(`${view} WHERE seq = ?`),
-      skipInProgress: db.prepare(`UPDATE revisions SET status = 'SKIPPED', status_at = ?, next_at = NULL
+      skipInProgress: db.prepare(`UPDATE revisions SET status = 'SKIPPED', status_at = ?, next_at = NULL, ends_at = NULL
         WHERE deployment_seq = ? AND status NOT IN (${TERMINAL_SQL})`),
       revision: db.prepare<[number, string], RevisionRow>('SELECT * FROM revisions WHERE deployment_seq = ? AND id = ?'),
       revisionBySeq: db.prepare<[number], RevisionRow>('SELECT * FROM revisions WHERE seq = ?'),
@@ -141,7 +149,7 @@ export class DeploymentRepository {
       idsOf: db.prepare<[string], string>('SELECT id FROM deployments WHERE tenant_id = ?').pluck(),
       setDeploymentSpeed: db.prepare('UPDATE deployments SET speed = ? WHERE seq = ?'),
       inProgress: db.prepare<[number], RevisionRow>(`SELECT * FROM revisions WHERE deployment_seq = ? AND status NOT IN (${TERMINAL_SQL})`),
-      setRevisionSpeed: db.prepare('UPDATE revisions SET speed = ?, status_at = ?, next_at = ? WHERE seq = ?'),
+      setRevisionSpeed: db.prepare('UPDATE revisions SET speed = ?, status = ?, status_at = ?, next_at = ?, ends_at = ? WHERE seq = ?'),
       revisions: db.prepare<Record<string, unknown>, RevisionRow>(`SELECT * FROM revisions
         WHERE deployment_seq = @seq AND @match
           AND (@statuses IS NULL OR status IN (SELECT value FROM json_each(@statuses)))
@@ -156,16 +164,40 @@ export class DeploymentRepository {
   settle(): number {
     const now = this.#clock.now()
     if (now < this.#nextDue) return 0
-    const due = this.#sql.due.all(now)
-    const moved = atomically(this.#db, () => due.map((row) => {
-      const position = statusAt(anchorOf(row), now)
-      this.#sql.setStatus.run(position.status, position.since, position.nextAt, row.seq)
+    const moved = this.#persist(this.#sql.due.all(now), now)
+    const deletions = this.#settleDeletions(now)
+    this.#nextDue = Math.min(this.#sql.nextDue.get()?.next_at ?? Number.POSITIVE_INFINITY, this.#nextDeletionDue)
+    return moved + deletions
+  }
+
+  /**
+   * The ticker's work; returns how many things moved. While someone follows the event bus
+   * (`followed`), everything due (`settle`): each step is written, and announced, as it happens.
+   * While nobody does, the revisions that reached the end of their track (DEPLOYED or failed: what a
+   * deployment's status, active revision and `updated_at` follow) and the deletions: a revision is
+   * then written once, at its end, instead of at every step. The steps between are written by the
+   * next read (each one settles first), or follow from the revision's speed (see revision-timeline).
+   */
+  tick(followed: boolean): number {
+    if (followed) return this.settle()
+    const now = this.#clock.now()
+    let moved = 0
+    if (now >= this.#nextEnd) {
+      moved = this.#persist(this.#sql.ended.all(now), now)
+      this.#nextEnd = this.#sql.nextEnd.get()?.ends_at ?? Number.POSITIVE_INFINITY
+    }
+    return moved + this.#settleDeletions(now)
+  }
+
+  /** Writes where each revision stands at `now` (one transaction), then announces it; returns how many. */
+  #persist(rows: Array<RevisionRow & { deployment_id: string; tenant_id: string }>, now: number): number {
+    const moved = atomically(this.#db, () => rows.map((row) => {
+      const position = placeAt(anchorOf(row), now)
+      this.#sql.setStatus.run(position.status, position.since, position.nextAt, position.endsAt, row.seq)
       return { row, status: position.status }
     }))
     for (const { row, status } of moved) this.#changed(row.tenant_id, row.deployment_id, { id: row.id, status })
-    const deletions = this.#settleDeletions(now)
-    this.#nextDue = Math.min(this.#sql.nextDue.get()?.next_at ?? Number.POSITIVE_INFINITY, this.#nextDeletionDue)
-    return due.length + deletions
+    return rows.length
   }
 
   /**
@@ -185,6 +217,7 @@ export class DeploymentRepository {
   invalidate(): void {
     this.#nextDue = Number.NEGATIVE_INFINITY
     this.#nextDeletionDue = Number.NEGATIVE_INFINITY
+    this.#nextEnd = Number.NEGATIVE_INFINITY
   }
 
   nameTaken(tenantId: string, name: string): boolean {
@@ -370,7 +403,7 @@ export class DeploymentRepository {
     if (row.speed === 'poll') {
       const next = nextStatus(anchorOf(row))
       if (next) {
-        this.#sql.setStatus.run(next, this.#clock.now(), null, row.seq)
+        this.#sql.setStatus.run(next, this.#clock.now(), null, null, row.seq)
         this.#changed(tenantId, deploymentId, { id: row.id, status: next })
       }
     }
@@ -408,7 +441,7 @@ export class DeploymentRepository {
     const row = this.#revisionRow(tenantId, deploymentId, revisionId)
     if (!row) return undefined
     if (isTerminal(row.status)) return { finished: row.status }
-    this.#sql.setStatus.run('INTERRUPTED', this.#clock.now(), null, row.seq)
+    this.#sql.setStatus.run('INTERRUPTED', this.#clock.now(), null, null, row.seq)
     this.#changed(tenantId, deploymentId, { id: row.id, status: 'INTERRUPTED' })
     return toRevision(this.#sql.revisionBySeq.get(row.seq)!)
   }
@@ -435,15 +468,17 @@ export class DeploymentRepository {
    * which go on from the status they are in: that status's timer restarts now, at the new speed.
    */
   setSpeed(deploymentId: string, speed: RevisionSpeed): boolean {
-    this.settle()
     const row = this.#sql.anyTenant.get(deploymentId)
     if (!row) return false
+    // The steps taken so far at the old speed are kept before the new speed re-anchors them.
+    this.#recordSteps(row.seq)
+    this.settle()
     atomically(this.#db, () => {
       this.#sql.setDeploymentSpeed.run(speed, row.seq)
       const now = this.#clock.now()
       for (const revision of this.#sql.inProgress.all(row.seq)) {
-        const position = statusAt({ ...anchorOf(revision), speed, since: now }, now)
-        this.#sql.setRevisionSpeed.run(speed, position.since, position.nextAt, revision.seq)
+        const position = placeAt({ ...anchorOf(revision), speed, since: now }, now)
+        this.#sql.setRevisionSpeed.run(speed, position.status, position.since, position.nextAt, position.endsAt, revision.seq)
       }
       this.#deletions.setSpeed(row.seq, speed, now)
     })
@@ -464,8 +499,8 @@ export class DeploymentRepository {
     const status = to === 'next' ? nextStatus(anchorOf(row)) : to
     if (status === null || isTerminal(row.status)) return 'finished'
     const now = this.#clock.now()
-    const position = statusAt({ ...anchorOf(row), status, since: now }, now)
-    this.#sql.setStatus.run(position.status, position.since, position.nextAt, row.seq)
+    const position = placeAt({ ...anchorOf(row), status, since: now }, now)
+    this.#sql.setStatus.run(position.status, position.since, position.nextAt, position.endsAt, row.seq)
     this.invalidate()
     this.#changed(deployment.tenant_id, deploymentId, { id: row.id, status: position.status })
     return toRevision(this.#sql.revisionBySeq.get(row.seq)!)
@@ -501,6 +536,20 @@ export class DeploymentRepository {
     }
   }
 
+  /**
+   * Records every step the deployment's revisions in progress took by time since they were last
+   * written, when each happened at the speed they had: the steps a single write jumps over are
+   * otherwise placed where the revision's speed puts them, which is wrong once the speed changes.
+   */
+  #recordSteps(deploymentSeq: number): void {
+    const now = this.#clock.now()
+    atomically(this.#db, () => {
+      for (const revision of this.#sql.inProgress.all(deploymentSeq)) {
+        for (const step of stepsAfter(anchorOf(revision), now)) this.#sql.recordStep.run(revision.seq, step.status, step.since)
+      }
+    })
+  }
+
   #changed(workspace: string, deploymentId: string, revision?: { id: string; status: RevisionStatus }): void {
     this.#onChange?.({ workspace, deployment_id: deploymentId, revision_id: revision?.id ?? null, status: revision?.status ?? null })
   }
@@ -526,7 +575,7 @@ export class DeploymentRepository {
     if (!created) this.#sql.skipInProgress.run(now, deploymentSeq)
     const snapshot = this.#snapshot?.(created ?? toDeployment(this.#sql.deploymentBySeq.get(deploymentSeq)!), revision) ?? null
     const track = trackFor(revision.source, failureStatus(revision.config, snapshot))
-    const position = statusAt({ status: track[0], since: now, speed, track }, now)
+    const position = placeAt({ status: track[0], since: now, speed, track }, now)
     const { lastInsertRowid } = this.#sql.insertRevision.run({
       id: randomUUID(),
       deployment_seq: deploymentSeq,
@@ -536,10 +585,12 @@ export class DeploymentRepository {
       status: position.status,
       status_at: position.since,
       next_at: position.nextAt,
+      ends_at: position.endsAt,
       now,
       snapshot: snapshot === null ? null : JSON.stringify(snapshot),
     })
     if (position.nextAt !== null) this.#nextDue = Math.min(this.#nextDue, position.nextAt)
+    if (position.endsAt !== null) this.#nextEnd = Math.min(this.#nextEnd, position.endsAt)
     return { seq: Number(lastInsertRowid), nextAt: position.nextAt }
   }
 }

@@ -452,6 +452,17 @@ export const MIGRATIONS: readonly string[] = [
     INSERT OR IGNORE INTO revision_steps (revision_seq, status, at) VALUES (NEW.seq, NEW.status, NEW.status_at);
   END;
   `,
+
+  // 13: when each revision reaches the end of its track by time alone (`ends_at`: DEPLOYED or its
+  // failure; NULL when time alone never takes it there, or it is there). While nobody follows the
+  // event bus, the ticker writes a revision when it ends rather than at every step (reads still
+  // write what is due first). A revision in progress before this takes its next step as its end:
+  // the ticker writes it then, with its real end.
+  `
+  ALTER TABLE revisions ADD COLUMN ends_at INTEGER;
+  UPDATE revisions SET ends_at = next_at WHERE next_at IS NOT NULL;
+  CREATE INDEX revisions_ending ON revisions (ends_at) WHERE ends_at IS NOT NULL;
+  `,
 ]
 
 export function migrate(db: Db) {
