@@ -40,6 +40,24 @@ t.test('creating a deployment answers 201 with the full record and its first rev
   t.equal(revisions.body.resources[0].status, 'CREATING')
 })
 
+t.test('a create answers the deployment exactly as a read of it then shows it, at every speed and for every kind of create', async (t) => {
+  const creates: Record<string, object> = {
+    github: githubDeployment({ secrets: [{ name: 'A', value: '1' }], secret_references: [{ name: 'DB', secret_name: 'db', secret_key: 'url' }] }),
+    docker: dockerDeployment(),
+    'failing at once': dockerDeployment({ source_revision_config: { image_uri: 'hangar/fail-create:1' } }),
+    'no code yet': { source: 'internal_source', source_config: {}, source_revision_config: {}, secrets: [] },
+    'no code, a config path': { source: 'internal_source', source_config: {}, source_revision_config: { langgraph_config_path: 'app/langgraph.json' }, secrets: [] },
+  }
+  for (const speed of ['fast', 'instant', 'manual', 'poll'] as const) {
+    const { api } = await makeApp(t, { config: { revisionSpeed: speed } })
+    for (const [kind, body] of Object.entries(creates)) {
+      const created = await api.post('/v2/deployments', { ...body, name: kind.replaceAll(' ', '-') })
+      t.equal(created.status, 201, `${speed}, ${kind}`)
+      t.same(created.body, (await api.get(`/v2/deployments/${created.body.id}`)).body, `${speed}, ${kind}: as read`)
+    }
+  }
+})
+
 t.test('graph_config_path is accepted as langgraph_config_path', async (t) => {
   const { api } = await makeApp(t)
   const res = await api.post('/v2/deployments', githubDeployment({

@@ -36,6 +36,15 @@ export interface DeploymentChange {
   status: RevisionStatus | null
 }
 
+/** A revision just written: its seq and id, its config as stored (JSON), where it stands, when its first step is due (null: it does not move on its own). */
+interface InsertedRevision {
+  seq: number
+  id: string
+  config: string
+  status: RevisionStatus
+  nextAt: number | null
+}
+
 /** Where a revision stands now and what comes next (`next_at`: when, by time alone; null when it does not move by itself). */
 export interface RevisionStep {
   id: string
@@ -229,26 +238,47 @@ export class DeploymentRepository {
   create(input: NewDeployment, revision: RevisionInput | null): Deployment {
     const id = randomUUID()
     const now = this.#clock.now()
-    let dueAt: number | null = null
-    atomically(this.#db, () => {
-      const { lastInsertRowid } = this.#sql.insertDeployment.run({
-        id,
-        tenant_id: input.tenantId,
-        name: input.name,
-        source: input.source,
-        source_config: JSON.stringify(input.sourceConfig),
-        secrets: JSON.stringify(input.secrets),
-        secret_references: input.secretReferences == null ? null : JSON.stringify(input.secretReferences),
-        pending: input.pendingConfig == null ? null : JSON.stringify(input.pendingConfig),
-        now,
-      })
+    const values = {
+      id,
+      tenant_id: input.tenantId,
+      name: input.name,
+      source: input.source,
+      source_config: JSON.stringify(input.sourceConfig),
+      secrets: JSON.stringify(input.secrets),
+      secret_references: input.secretReferences == null ? null : JSON.stringify(input.secretReferences),
+      pending: input.pendingConfig == null ? null : JSON.stringify(input.pendingConfig),
+      now,
+    }
+    const { seq, first } = atomically(this.#db, () => {
+      const seq = Number(this.#sql.insertDeployment.run(values).lastInsertRowid)
       const created = { id, name: input.name, secrets: input.secrets, source_config: input.sourceConfig }
-      if (revision) dueAt = this.#insertRevision(Number(lastInsertRowid), this.#defaultSpeed, revision, now, created).nextAt
+      return { seq, first: revision && this.#insertRevision(seq, this.#defaultSpeed, revision, now, created) }
     })
     this.#changed(input.tenantId, id)
-    // Its status comes from its own revision alone, just written: settled only if a step is due at once.
-    if (dueAt !== null && dueAt <= now) return this.get(input.tenantId, id)!
-    return toDeployment(this.#sql.get.get(input.tenantId, id)!)
+    // Settled only if a step is due at once; else it reads as deployment_view shows a deployment with
+    // this one revision (or none): the latest, and the active one once DEPLOYED (instant speed); changed now.
+    if (first && first.nextAt !== null && first.nextAt <= now) return this.get(input.tenantId, id)!
+    const deployed = first?.status === 'DEPLOYED'
+    return toDeployment({
+      seq,
+      id,
+      tenant_id: values.tenant_id,
+      name: values.name,
+      source: values.source,
+      source_config: values.source_config,
+      secrets: values.secrets,
+      secret_references: values.secret_references,
+      pending_revision_config: values.pending,
+      image_version: null,
+      display_name: null,
+      speed: null,
+      created_at: now,
+      latest_revision_id: first?.id ?? null,
+      latest_config: first?.config ?? null,
+      active_revision_id: deployed ? first.id : null,
+      status: deployed ? 'READY' : 'AWAITING_DATABASE',
+      changed_at: now,
+    })
   }
 
   get(tenantId: string, id: string): Deployment | undefined {
@@ -566,21 +596,23 @@ export class DeploymentRepository {
   }
 
   /**
-   * Writes a revision; returns its seq and when its first step is due (null: it does not move on its own).
+   * Writes a revision; returns what a caller needs of it (InsertedRevision).
    * `created`: the deployment was made in this transaction, with these facts (it has no revision to
    * skip, and its row need not be read back for the snapshot).
    */
-  #insertRevision(deploymentSeq: number, speed: RevisionSpeed, revision: RevisionInput, now: number, created?: SnapshotSource): { seq: number; nextAt: number | null } {
+  #insertRevision(deploymentSeq: number, speed: RevisionSpeed, revision: RevisionInput, now: number, created?: SnapshotSource): InsertedRevision {
     // The revisions it skips leave nothing due; the new one is due at its first step.
     if (!created) this.#sql.skipInProgress.run(now, deploymentSeq)
     const snapshot = this.#snapshot?.(created ?? toDeployment(this.#sql.deploymentBySeq.get(deploymentSeq)!), revision) ?? null
     const track = trackFor(revision.source, failureStatus(revision.config, snapshot))
     const position = placeAt({ status: track[0], since: now, speed, track }, now)
+    const id = randomUUID()
+    const config = JSON.stringify(revision.config)
     const { lastInsertRowid } = this.#sql.insertRevision.run({
-      id: randomUUID(),
+      id,
       deployment_seq: deploymentSeq,
       source: revision.source,
-      config: JSON.stringify(revision.config),
+      config,
       speed,
       status: position.status,
       status_at: position.since,
@@ -591,6 +623,6 @@ export class DeploymentRepository {
     })
     if (position.nextAt !== null) this.#nextDue = Math.min(this.#nextDue, position.nextAt)
     if (position.endsAt !== null) this.#nextEnd = Math.min(this.#nextEnd, position.endsAt)
-    return { seq: Number(lastInsertRowid), nextAt: position.nextAt }
+    return { seq: Number(lastInsertRowid), id, config, status: position.status, nextAt: position.nextAt }
   }
 }
