@@ -175,8 +175,9 @@ export function statusAt(anchor: Anchor, now: number): Position<RevisionStatus> 
 
 /** Where a revision anchored at `anchor` stands at instant `now` (statusAt), and when it reaches its end from there (endAt). */
 export function placeAt(anchor: Anchor, now: number): Position<RevisionStatus> & { endsAt: number | null } {
-  const position = statusAt(anchor, now)
-  return { ...position, endsAt: endAt({ ...anchor, status: position.status, since: position.since }) }
+  const { status, since, nextAt } = statusAt(anchor, now)
+  // Nothing comes by time alone (an end, poll, manual): no end by time either.
+  return { status, since, nextAt, endsAt: nextAt === null ? null : endAt({ status, since, speed: anchor.speed, track: anchor.track }) }
 }
 
 /** The status after the current one on the track, or null at the end (or off the track). */

@@ -167,7 +167,10 @@ function model(schema: TSchema, where: string): Check {
         if (field.required) {
           errors.push(err('missing', [...loc, field.name], 'Field required', input))
           ok = false
-        } else if (field.fallback !== OMIT) out[field.name] = structuredClone(field.fallback)
+        } else if (field.fallback !== OMIT) {
+          // Each input gets its own copy of a default object or list; a scalar is its own copy.
+          out[field.name] = typeof field.fallback === 'object' && field.fallback !== null ? structuredClone(field.fallback) : field.fallback
+        }
         continue
       }
       const value = field.check(input[field.name], [...loc, field.name], errors)
