@@ -72,7 +72,8 @@ function content(value: unknown): string | unknown[] {
 function stored(type: string, body: string | unknown[], given: Record<string, unknown>): Message {
   const id = typeof given.id === 'string' && given.id !== '' ? given.id : type === 'remove' ? undefined : uuid4()
   if (id === undefined) throw new GraphError('ValueError', 'A remove message needs the id of the message to remove')
-  const base: Message = {
+  // Each type's own fields follow the common ones (assigned, not spread: messages are made per event).
+  const message: Message = {
     content: body,
     additional_kwargs: { ...objectOr(given.additional_kwargs) },
     response_metadata: { ...objectOr(given.response_metadata) },
@@ -82,28 +83,24 @@ function stored(type: string, body: string | unknown[], given: Record<string, un
   }
   switch (type) {
     case 'human':
-      return { ...base, example: given.example === true }
+      message.example = given.example === true
+      break
     case 'ai':
-      return {
-        ...base,
-        example: given.example === true,
-        tool_calls: Array.isArray(given.tool_calls) ? given.tool_calls.map(toolCall) : [],
-        invalid_tool_calls: Array.isArray(given.invalid_tool_calls) ? given.invalid_tool_calls : [],
-        usage_metadata: isObject(given.usage_metadata) ? given.usage_metadata : null,
-      }
+      message.example = given.example === true
+      message.tool_calls = Array.isArray(given.tool_calls) ? given.tool_calls.map(toolCall) : []
+      message.invalid_tool_calls = Array.isArray(given.invalid_tool_calls) ? given.invalid_tool_calls : []
+      message.usage_metadata = isObject(given.usage_metadata) ? given.usage_metadata : null
+      break
     case 'tool':
       if (typeof given.tool_call_id !== 'string') {
         throw new GraphError('ValueError', `A tool message needs a 'tool_call_id', got ${pythonRepr(given)}`)
       }
-      return {
-        ...base,
-        tool_call_id: given.tool_call_id,
-        artifact: given.artifact ?? null,
-        status: given.status === 'error' ? 'error' : 'success',
-      }
-    default:
-      return base
+      message.tool_call_id = given.tool_call_id
+      message.artifact = given.artifact ?? null
+      message.status = given.status === 'error' ? 'error' : 'success'
+      break
   }
+  return message
 }
 
 function toolCall(call: unknown): unknown {

@@ -504,7 +504,10 @@ export class RunExecutor {
     const { run } = live
     const { runs } = this.#o
     try {
-      this.#o.onEnd?.({ ...how, run, stored: () => runs.bySeq(run.seq) ?? run, startedAt: live.startedAt, endedAt: this.#o.clock.now(), publicBase: live.publicBase })
+      this.#o.onEnd?.({
+        run, stored: () => runs.bySeq(run.seq) ?? run, status: how.status, values: how.values, error: how.error,
+        startedAt: live.startedAt, endedAt: this.#o.clock.now(), publicBase: live.publicBase,
+      })
     } catch (error) {
       this.#o.log.error({ err: error, run_id: run.run_id }, 'the end of a run could not be reported')
     }

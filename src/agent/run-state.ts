@@ -84,10 +84,11 @@ export class RunState {
     this.graphs = graphs
     this.scope = scope
     this.channels = channelsOf(graph)
-    this.modes = new StreamModes(request, scope?.ns ?? [])
+    const meta = runMetadata(request)
+    this.modes = new StreamModes(request, scope?.ns ?? [], meta)
     // A run that named its checkpoint carries it in its checkpoints' metadata, as LangGraph's do.
     const named = request.forked && start ? { checkpoint_id: start.checkpoint_id, checkpoint_ns: '' } : {}
-    this.metadata = { ...runMetadata(request), ...named, ...scope?.metadata }
+    this.metadata = { ...meta, ...named, ...scope?.metadata }
     this.pausedAt = start?.pausedAt ?? null
     this.state = start ? structuredClone(start.values) : initialState(this.channels)
     this.step = start ? Number(start.metadata.step ?? -1) + 1 : -1

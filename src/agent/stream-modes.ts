@@ -57,11 +57,12 @@ export class StreamModes {
   /** A subgraph's namespace (`<node>:<task id>` per level); empty for the root graph. */
   readonly #ns: string[]
 
-  constructor(request: RunRequest, ns: string[] = []) {
+  /** `meta`: the run's metadata (runMetadata), when the caller has it already. */
+  constructor(request: RunRequest, ns: string[] = [], meta: Record<string, unknown> = runMetadata(request)) {
     this.#request = request
     this.#ns = ns
     this.#modes = new Set(request.streamModes)
-    this.#meta = runMetadata(request)
+    this.#meta = meta
     this.#tags = Array.isArray(request.config.tags) ? request.config.tags : []
     this.#protocolEvents = request.protocol ? new ProtocolEvents() : null
   }

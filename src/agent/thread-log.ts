@@ -86,7 +86,7 @@ export class ThreadLog {
 
   /** Logs a run's protocol event on its thread (stamped with the clock) and wakes the thread's followers; returns its seq. */
   append(scope: string, thread: { seq: number; thread_id: string }, runId: string | null, event: ProtocolEvent): number {
-    const seq = this.#o.events.append(thread.seq, { runId, ...event, at: this.#o.clock.now() })
+    const seq = this.#o.events.append(thread.seq, { runId, method: event.method, namespace: event.namespace, node: event.node, data: event.data, at: this.#o.clock.now() })
     // Followers hear of it once the caller's work is done: an append inside a transaction that
     // later rolls back must not have been sent.
     const name = key(scope, thread.thread_id)
