@@ -150,7 +150,11 @@ export function aiMessage(id: string, text: string): Message {
 
 /** One streamed piece of an AI message (`messages-tuple`), as a Python server sends it. */
 export function aiChunk(id: string, text: string): Message {
-  return { ...aiMessage(id, text), type: 'AIMessageChunk', tool_call_chunks: [] }
+  // Its type in the message's place, then the chunks' own field (one is made per streamed piece: no spread).
+  const chunk = aiMessage(id, text)
+  chunk.type = 'AIMessageChunk'
+  chunk.tool_call_chunks = []
+  return chunk
 }
 
 /** The plain text of a message: its string content, or its text parts joined. */

@@ -62,7 +62,15 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions
     const sourceConfig = deployment.source === 'github' && deployment.source_config.custom_url == null
       ? { ...deployment.source_config, custom_url: url }
       : deployment.source_config
-    return { ...deployment, source_config: sourceConfig, url }
+    // Written out, not spread: a create's answer is made once per request (every field is required but `url`).
+    return {
+      name: deployment.name, source: deployment.source, source_config: sourceConfig, source_revision_config: deployment.source_revision_config,
+      secrets: deployment.secrets, secret_references: deployment.secret_references, id: deployment.id, tenant_id: deployment.tenant_id,
+      created_at: deployment.created_at, updated_at: deployment.updated_at, status: deployment.status,
+      latest_revision_id: deployment.latest_revision_id, active_revision_id: deployment.active_revision_id,
+      image_version: deployment.image_version, display_name: deployment.display_name,
+      is_managed_deep_agent: deployment.is_managed_deep_agent, url,
+    }
   }
   /**
    * A read answered from `reads` while nothing in the database changed since it was last

@@ -48,8 +48,12 @@ const noContent = { 204: Type.Null({ description: 'Successful Response' }) }
 
 /** The API's Thread (the store's record without its handle). */
 export function presentThread(thread: ThreadRecord) {
-  const { seq: _seq, ...rest } = thread
-  return { ...rest, config: thread.config ?? {} }
+  // Written out, not spread (a thread is answered at every run's start): the record's fields but `seq`, in its order.
+  return {
+    thread_id: thread.thread_id, created_at: thread.created_at, updated_at: thread.updated_at, state_updated_at: thread.state_updated_at,
+    metadata: thread.metadata, status: thread.status, values: thread.values, interrupts: thread.interrupts,
+    config: thread.config ?? {}, error: thread.error, boundAssistantId: thread.boundAssistantId,
+  }
 }
 
 export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = async (app, options) => {
