@@ -129,14 +129,19 @@ export function analysis(key, results) {
         'Timers and clock moves keep committing their first writes at once (a test stepping a manual clock one',
         'step per turn sees every event at its step), and what a turn writes is on disk before the next timer.',
         'What is left above the floor: the validation, the journal, routing and serializing, the revision\'s',
-        'write at its end, and what a create stores beyond the two rows (its snapshot, the indexes its reads need).',
+        'write at its end, and what hangar stores beyond the floor\'s rows: the `source_config` with the service\'s',
+        'defaults filled in, as the API answers it (1,122 bytes against the body\'s 26 that the floor stores, so each',
+        'commit writes more pages; a probe storing it without its nulls, its answer shrinking with it, took ~13 µs off',
+        'a create: not kept, reads would have to put them back), the revision\'s snapshot and the indexes reads need.',
+        'SQLite is now about two thirds of a create\'s CPU in a profile.',
         'Costs that went on 2026-11-27 (probes, server CPU per create; each A/B against the build before):',
         'the serializer validated each of a Deployment\'s 111 nullable fields against its `anyOf` (problem 16:',
         '~260 to ~200 µs, `--db :memory:`); the first revision read its deployment back through the view for its',
         'snapshot (problem 17: ~203 to ~178 µs); the ticker wrote every revision at each of its six steps, read or',
         'not (problem 18: 263–276 to 222–225 µs with a file database); the create read the deployment back',
         'through the view to answer (problem 17: 160–167 to 146–153 µs, `--db :memory:`); and a validator copied',
-        'every defaulted field with `structuredClone`, a string or null included (151–158 to 136–142 µs).',
+        'every defaulted field with `structuredClone`, a string or null included (151–158 to 136–142 µs); the',
+        'answer was spread from the deployment to add its `url` (problem 19: 134–138 to 118–126 µs).',
       ].join('\n')
     }
     case 'startupEmbedded': {
@@ -379,8 +384,10 @@ export function problems() {
     '   records those taken at the old speed first.',
     '19. **Objects built by spreading others** were the hottest lines of a run\'s own code in a profile: a',
     '   message\'s fields, the run\'s metadata (computed twice), a protocol event, a run\'s end; and in a create,',
-    '   the answer\'s row. *Fixed* (9d684f8, 9919584): the fields are assigned or written out (user data is',
-    '   still copied by spreading: assignment would treat a `__proto__` key as the prototype). Runs: 1,058–1,081',
-    '   to 968–987 µs of CPU per run, three A/B pairs.',
+    '   the answer\'s row and the answer itself, and a thread as answered. *Fixed* (9d684f8, 9919584, b412d75):',
+    '   the fields are assigned or written out (user data is still copied by spreading: assignment would treat a',
+    '   `__proto__` key as the prototype). Runs: 1,058–1,081 to 968–987 µs of CPU per run; creates: 134–138 to',
+    '   118–126 µs for the answer alone (three A/B pairs each). The A/B gains were larger than the spreads\' own',
+    '   ticks in a profile.',
   ].join('\n')
 }
