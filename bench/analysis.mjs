@@ -289,6 +289,10 @@ export function analysis(key, results) {
           'uncorked after each write (Node sent every event of a run step together, at its end), subscribers',
           'take turns per event and share one read of the log (LogCursor), and a subscriber woken while a run',
           'writes waits for that commit before it reads (woken at each append, they read the log alone).',
+          'The ratio is of two maxima, and one late wake-up moves either: in full runs on 2026-11-27 the 1,000 SSE',
+          'streams read 1.33× (09:50), 1.36× (11:20) and 2.02× (11:43, the code of b412d75; alone, at 09:35, 2.06×); after it, the',
+          'protocol benchmark alone (`node bench/protocol.mjs`) read 1.37–1.47× for it in three runs (hangar\'s max',
+          '18.8–20.7 ms), and 1.15–1.54× in two runs of the build before (19.5–19.9 ms) alternating with them.',
         ].join('\n')
       }
       return undefined
