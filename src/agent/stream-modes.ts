@@ -57,8 +57,8 @@ export class StreamModes {
   /** A subgraph's namespace (`<node>:<task id>` per level); empty for the root graph. */
   readonly #ns: string[]
 
-  /** `meta`: the run's metadata (runMetadata), when the caller has it already. */
-  constructor(request: RunRequest, ns: string[] = [], meta: Record<string, unknown> = runMetadata(request)) {
+  /** `meta`: the run's metadata (runMetadata), which the run's checkpoints carry too. */
+  constructor(request: RunRequest, ns: string[], meta: Record<string, unknown>) {
     this.#request = request
     this.#ns = ns
     this.#modes = new Set(request.streamModes)
