@@ -35,8 +35,9 @@ export interface NodeContext {
 /** The run's `config.configurable`. */
 export const configurableOf = (request: RunRequest) => (request.config.configurable ?? {}) as Record<string, unknown>
 
+/** A stream mode's events, as one output (none for none). */
 export function* emit(list: Emit[]): Generator<EngineOutput> {
-  for (const item of list) yield 'protocol' in item ? { kind: 'protocol', event: item.protocol } : { kind: 'emit', event: item.event, data: item.data }
+  if (list.length > 0) yield { kind: 'emits', list }
 }
 
 /** Plays the node's steps; its waits are yielded (see task-scheduler.ts), so that parallel tasks interleave on the clock. */
@@ -165,13 +166,21 @@ async function* reply(
   yield* emit(modes.replyOpen(task, id))
   yield { kind: 'wait', ms: 0 }
   const partial = new PartialReply()
+  // Chunks that come at the same time travel up as one output (each chunk's events are made whole
+  // when it comes: nothing in them changes with the chunks after it).
+  let chunks: Emit[] = []
   for (const [i, piece] of pieces(script).entries()) {
-    if (i > 0 && delay > 0) yield { kind: 'wait', ms: delay }
+    if (i > 0 && delay > 0) {
+      yield* emit(chunks)
+      chunks = []
+      yield { kind: 'wait', ms: delay }
+    }
     partial.add(piece)
-    yield* emit(modes.replyChunk(task, id, piece, partial))
+    chunks.push(...modes.replyChunk(task, id, piece, partial))
   }
   const message = replyMessage(id, script)
-  yield* emit(modes.replyEnd(task, message, history))
+  chunks.push(...modes.replyEnd(task, message, history))
+  yield* emit(chunks)
   return message
 }
 

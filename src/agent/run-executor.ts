@@ -411,7 +411,13 @@ export class RunExecutor {
         signal,
       })) {
         if (signal.aborted) break
-        if (output.kind === 'emit') this.#emit(live, output.event, output.data)
+        if (output.kind === 'emits') {
+          for (const item of output.list) {
+            if (signal.aborted) break
+            if ('protocol' in item) this.#protocol(live, item.protocol)
+            else this.#emit(live, item.event, item.data)
+          }
+        } else if (output.kind === 'emit') this.#emit(live, output.event, output.data)
         else if (output.kind === 'protocol') this.#protocol(live, output.event)
         else if (output.kind === 'checkpoint') threads.addCheckpoint(thread, output.checkpoint, run.run_id)
         else if (output.kind === 'amend' && output.tasksOnly) threads.settleTasks(thread, output.checkpoint)

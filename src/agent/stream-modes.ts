@@ -7,10 +7,9 @@ import type { Message } from './messages.js'
 import { chunkOf, type PartialReply, type Piece, type ScriptedReply, type ToolCall } from './reply-chunks.js'
 import { taskPath } from './checkpoints.js'
 import { ProtocolEvents } from './protocol-events.js'
-import type { CheckpointRecord, Interrupt, ProtocolEvent, RunRequest, State } from './types.js'
+import type { CheckpointRecord, Emit, Interrupt, ProtocolEvent, RunRequest, State } from './types.js'
 
-/** A legacy stream-mode event (for the run's own log), or an event of the session protocol (for the thread's). */
-export type Emit = { event: string; data: unknown } | { protocol: ProtocolEvent }
+export type { Emit }
 
 /** The namespace of the ids of tool runs in the `events` mode. */
 const TOOL_RUNS = parseUuid('3c2b8f61-0d4e-4a7b-9f15-6e2d8c4b1a90')

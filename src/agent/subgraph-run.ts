@@ -13,7 +13,7 @@ import type { Message } from './messages.js'
 import { emit, type NodeOutcome } from './node-steps.js'
 import type { StreamModes, TaskView } from './stream-modes.js'
 import type { TaskOutput } from './task-scheduler.js'
-import type { EngineOutput, RunRequest, State } from './types.js'
+import type { Emit, EngineOutput, RunRequest, State } from './types.js'
 
 /** Where a subgraph's run sits: its namespace, the checkpoints of the graphs above it, what its checkpoints' metadata adds. */
 export interface SubgraphScope {
@@ -60,16 +60,26 @@ export async function* runSubgraph(call: SubgraphCall): AsyncGenerator<TaskOutpu
   }
   let opened = false
   let done: Done | undefined
+  // The subgraph's events as the parent's: a stream mode's under the node's segment, the session
+  // protocol's in its namespace, the first of those after the parent's note that the subgraph opened.
+  const outer = (list: Emit[]): Emit[] => {
+    const out: Emit[] = []
+    for (const item of list) {
+      if ('protocol' in item) {
+        if (!opened) out.push(...modes.opened(task))
+        opened = true
+        out.push({ protocol: { ...item.protocol, namespace: [segment, ...item.protocol.namespace] } })
+      // The subgraph's failure is the node's: the parent reports it once.
+      } else if (item.event !== 'error' && request.subgraphs) out.push({ event: namespaced(item.event, segment), data: item.data })
+    }
+    return out
+  }
   for await (const output of call.play(graph, inner, scope)) {
     if (output.kind === 'done') done = output
-    else if (output.kind === 'emit') {
-      // The subgraph's failure is the node's: the parent reports it once.
-      if (output.event !== 'error' && request.subgraphs) yield { ...output, event: namespaced(output.event, segment) }
-    } else if (output.kind === 'protocol') {
-      if (!opened) yield* emit(modes.opened(task))
-      opened = true
-      yield { kind: 'protocol', event: { ...output.event, namespace: [segment, ...output.event.namespace] } }
-    } else yield output
+    else if (output.kind === 'emits') yield* emit(outer(output.list))
+    else if (output.kind === 'emit') yield* emit(outer([{ event: output.event, data: output.data }]))
+    else if (output.kind === 'protocol') yield* emit(outer([{ protocol: output.event }]))
+    else yield output
   }
   if (!done) return { kind: 'fail', error: new GraphError('CancelledError', `The subgraph ${graph.graph_id} stopped before it ended`) }
   if (done.status === 'error') return { kind: 'fail', error: new GraphError(done.error?.error ?? 'Error', done.error?.message ?? '') }

@@ -142,11 +142,17 @@ export interface RunRequest {
   signal: AbortSignal
 }
 
+/** A legacy stream-mode event (for the run's own log), or an event of the session protocol (for the thread's). */
+export type Emit = { event: string; data: unknown } | { protocol: ProtocolEvent }
+
 /**
  * What the engine yields, in order:
  * - `emit`: an SSE event, already in its wire form for the requested stream modes
  *   (`values`, `updates`, `messages`, `custom`, `events`, `debug`, ... or `error`);
  * - `protocol`: an event of the session protocol, for the thread's log (when the run asked for them);
+ * - `emits`: several of those at once, in order, as one output (what a stream mode makes of one
+ *   step: each output passes up through every generator between the node and the run manager, a
+ *   few promises at each, so a step's events travel together);
  * - `checkpoint`: persist this state (the run manager writes it, and the events before it, in one
  *   transaction); `amend`: update a stored checkpoint's tasks;
  * - `done`: the last output: how the run ended.
@@ -155,6 +161,7 @@ export interface RunRequest {
 export type EngineOutput =
   | { kind: 'emit'; event: string; data: unknown }
   | { kind: 'protocol'; event: ProtocolEvent }
+  | { kind: 'emits'; list: Emit[] }
   | { kind: 'checkpoint'; checkpoint: CheckpointRecord }
   /**
    * A stored checkpoint's tasks changed (a pending task ran, interrupted or failed: LangGraph keeps
