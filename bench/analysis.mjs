@@ -204,8 +204,8 @@ export function analysis(key, results) {
         'statements took ~257 µs of the server\'s ~1,130 µs of CPU per run (23%): the protocol log\'s 17 inserts',
         '~57 µs and their 17 reads of the last seq ~17 µs, the 3 checkpoints ~35 µs, the commit ~22 µs (one per',
         '~4 runs), the thread\'s two reads ~13 µs, the run\'s row ~12 µs, the assistant\'s read ~11 µs. With every',
-        'statement free a run would still cost ~880 µs, ~0.28× at this rate: no change of storage alone reaches',
-        '0.5×. The rest (the graph engine, the stream modes, HTTP and SSE) would have to cost half what it does.',
+        'statement free a run would still cost ~880 µs, ~0.28× at this rate; for 0.5× the rest (the graph engine,',
+        'the stream modes, HTTP and SSE) would also have to cost about half what it does.',
         ...(ratio === undefined ? [] : [
           `0.5× needs about ${fmt(0.5 / ratio, 1)}× less work per run than this run shows (runs/s follow the server's CPU`,
           'per run here), and no storage change alone gives that. Measured in A/B probes on 2026-11-27 (20',
