@@ -11,7 +11,7 @@ import http from 'node:http'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
-import { DEPLOYMENT_BODY, JSON_HEADERS, RUN_BODY, ROOT, cpuMsOf, fmt, json, load, startHangar, tempDir, textTable } from './lib.mjs'
+import { DEPLOYMENT_BODY, JSON_HEADERS, RUN_BODY, ROOT, cpuMsOf, ensureBuilt, fmt, json, load, startHangar, tempDir, textTable } from './lib.mjs'
 import { openStream } from './sse-client.mjs'
 
 const PRELOAD = ['--import', pathToFileURL(join(ROOT, 'bench', 'sql-time-preload.mjs')).href]
@@ -127,6 +127,7 @@ export async function sqlTime({ workload = 'runs', seconds = 6, top = 15, log = 
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   const { values, positionals } = parseArgs({ allowPositionals: true, options: { seconds: { type: 'string', default: '6' }, top: { type: 'string', default: '15' } } })
+  console.error(ensureBuilt())
   const result = await sqlTime({ workload: positionals[0] ?? 'runs', seconds: Number(values.seconds), top: Number(values.top) })
   console.log(result.table)
   console.log(`${result.units.plain} ${result.unit}s plain, ${result.units.timed} timed: the server's CPU ${fmt(result.cpuUs)} µs per ${result.unit} (plain); its statements ${fmt(result.sqlUs)} µs (timed), ${fmt(100 * result.share, 1)}% of it`)
