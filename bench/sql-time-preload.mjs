@@ -1,9 +1,10 @@
 // Loaded into a hangar process by bench/sql-time.mjs (`node --import ./bench/sql-time-preload.mjs`):
-// times every call of a better-sqlite3 statement (run, get, all, iterate), by its SQL text, and on
-// SIGWINCH (ignored by a process without it; hangar closes on SIGUSR2) writes what it has summed
-// since the last SIGWINCH to stderr as one line of JSON,
-// `SQL-TIME [{ sql, method, calls, ns }]`, then starts again from zero. The time of a call is
-// SQLite's work and the binding's (its parameters bound, its row made into an object).
+// times every call of a better-sqlite3 statement's `run`, `get` and `all`, by its SQL text. On
+// SIGWINCH (ignored by a process without it; hangar closes on SIGUSR2) it writes what it has summed
+// since the last SIGWINCH to stderr as one line of JSON, `SQL-TIME [{ sql, method, calls, ns }]`,
+// then starts again from zero. The time of a call is SQLite's work and the binding's (its parameters
+// bound, its rows made into objects). `iterate` is not timed: it reads its rows lazily, after the call
+// returns (hangar uses it only for a store search's items, which neither workload runs).
 
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
@@ -18,7 +19,7 @@ probe.close()
 /** @type {Map<string, { sql: string, method: string, calls: number, ns: number }>} */
 const sums = new Map()
 
-for (const method of ['run', 'get', 'all', 'iterate']) {
+for (const method of ['run', 'get', 'all']) {
   const original = Statement[method]
   /** @this {{ source: string }} @param {unknown[]} args */
   Statement[method] = function timed(...args) {
