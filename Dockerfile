@@ -21,9 +21,9 @@ RUN npm ci --ignore-scripts && npm rebuild better-sqlite3
 COPY tsconfig.json tsconfig.build.json tsconfig.ui.json ./
 COPY src ./src
 COPY ui ./ui
-COPY scripts/bundle-server.mjs ./scripts/
+COPY scripts/bundle.mjs ./scripts/
 # tsconfig.build.json has rootDir src, so this emits dist/; tsconfig.ui.json emits the inspector
-# page's scripts to dist/ui; scripts/bundle-server.mjs then bundles dist/server.js into one file.
+# page's scripts to dist/ui; scripts/bundle.mjs then bundles dist/server.js into one file.
 RUN npm run build
 # Drop devDependencies (typescript, esbuild, tap, @types/*); the compiled addon stays in place.
 RUN npm prune --omit=dev

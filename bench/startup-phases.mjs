@@ -1,14 +1,19 @@
 // Run as a child by startup.mjs: starts hangar (or the bare app) in steps, the way server.ts does,
 // and prints one JSON line with the time of each step in ms since the process started
-// (performance.now() counts from the process's time origin). `embed` instead times `startHangar()`
-// and `close()` in one process (what a test suite pays per hangar), once the module is loaded and
-// one hangar was started and closed, and prints the times in ms.
-//   node bench/startup-phases.mjs hangar|bare|embed [n]|embed-bare <routes>|import <module>
+// (performance.now() counts from the process's time origin). hangar is loaded as a package user
+// loads it: dist/index.js, the bundle `import { startHangar } from 'hangar'` gives.
+// `embed` instead times `startHangar()` and `close()` in one process (what a test suite pays per
+// hangar), once the module is loaded and one hangar was started and closed, and prints the times in
+// ms. `first` times what a test file's process pays for its first hangar: the import, then
+// `startHangar()` and `close()` (`first-bare`: importing Fastify, then the bare app of `embed-bare`).
+//   node bench/startup-phases.mjs hangar|bare|embed [n]|embed-bare <routes>|first|first-bare <routes>|import <module>
 
 import { join, dirname } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 
 const dist = join(process.env.BENCH_HANGAR_ROOT ?? join(dirname(fileURLToPath(import.meta.url)), '..'), 'dist')
+/** The package's entry, as `import ... from 'hangar'` resolves it. */
+const entry = pathToFileURL(join(dist, 'index.js')).href
 const [what, target] = process.argv.slice(2)
 /** @type {Record<string, number>} */
 const mark = { entry: performance.now() }
@@ -17,8 +22,14 @@ if (what === 'import') {
   // What importing one package costs in a fresh process.
   await import(target)
   mark.imported = performance.now()
+} else if (what === 'first') {
+  const { startHangar } = await import(entry)
+  mark.imported = performance.now()
+  const hangar = await startHangar()
+  await hangar.close()
+  mark.closed = performance.now()
 } else if (what === 'embed') {
-  const { startHangar } = await import(pathToFileURL(join(dist, 'embed.js')).href)
+  const { startHangar } = await import(entry)
   // The first one warms what a process pays once (lazy imports, the JIT); it is not counted.
   const first = await startHangar()
   await first.close()
@@ -31,19 +42,20 @@ if (what === 'import') {
     samples.push(performance.now() - started)
   }
   let routes = 0
-  const { buildApp } = await import(pathToFileURL(join(dist, 'app.js')).href)
+  const { buildApp } = await import(entry)
   const counted = buildApp({ config: { db: ':memory:', logLevel: 'silent' } })
   counted.addHook('onRoute', () => void routes++)
   await counted.ready()
   await counted.close()
   process.stdout.write(`${JSON.stringify({ samples, routes })}\n`)
   process.exit(0)
-} else if (what === 'embed-bare') {
+} else if (what === 'embed-bare' || what === 'first-bare') {
   // Fastify's own share of an in-process start: a bare app registering as many routes as hangar
   // (`target`), four to a plugin, each with a path parameter and three response schemas, with
   // validator and serializer compilers that compile nothing (as hangar's compile at first use);
   // then listen() and close(), timed as `embed` times startHangar().
   const { default: Fastify } = await import('fastify')
+  mark.imported = performance.now()
   const routes = Number(target)
   const start = async () => {
     const app = Fastify({ exposeHeadRoutes: false })
@@ -62,6 +74,11 @@ if (what === 'import') {
     await app.close()
   }
   await start()
+  if (what === 'first-bare') {
+    mark.closed = performance.now()
+    process.stdout.write(`${JSON.stringify(mark)}\n`)
+    process.exit(0)
+  }
   /** @type {number[]} */
   const samples = []
   for (let i = 0; i < 20; i++) {
@@ -72,9 +89,7 @@ if (what === 'import') {
   process.stdout.write(`${JSON.stringify({ samples })}\n`)
   process.exit(0)
 } else if (what === 'hangar') {
-  const { loadConfig } = await import(pathToFileURL(join(dist, 'config.js')).href)
-  mark.importConfig = performance.now()
-  const { buildApp } = await import(pathToFileURL(join(dist, 'app.js')).href)
+  const { buildApp, loadConfig } = await import(entry)
   mark.importApp = performance.now()
   const { config } = loadConfig(['--port', '0', '--db', ':memory:', '--log-level', 'warn'], {})
   const app = buildApp({ config })

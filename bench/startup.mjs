@@ -4,7 +4,9 @@
 // its steps timed inside the process (startup-phases.mjs), what importing each dependency costs
 // alone, and a CPU profile of a real start summed by package. Also what a test suite pays per
 // in-process hangar: `startHangar()` + `close()` (src/embed.ts), median of 20 (quick: 10) in one
-// process after a first one.
+// process after a first one; and what each test file's process pays for its first one (the import
+// of dist/index.js included), median of 5 (quick: 2) fresh processes, against importing Fastify and
+// starting a bare app with as many routes.
 //   node bench/startup.mjs [--quick]
 
 import { spawn } from 'node:child_process'
@@ -102,6 +104,18 @@ export async function startup({ quick = QUICK, log = console.error } = {}) {
   const embedded = embedRun.samples
   const embeddedBare = /** @type {{ samples: number[] }} */ (JSON.parse((await runNode([PHASES, 'embed-bare', String(embedRun.routes)])).out)).samples
 
+  log('  start-up: a test file\'s first hangar (import + startHangar() + close()) in fresh processes …')
+  /** @type {{ entry: number, imported: number, closed: number }[]} */
+  const firsts = []
+  /** @type {{ entry: number, imported: number, closed: number }[]} */
+  const firstsBare = []
+  for (let i = 0; i < (quick ? 2 : 5); i++) {
+    firsts.push(JSON.parse((await runNode([PHASES, 'first'])).out))
+    firstsBare.push(JSON.parse((await runNode([PHASES, 'first-bare', String(embedRun.routes)])).out))
+  }
+  /** @param {{ entry: number, imported: number, closed: number }[]} runs */
+  const firstOf = (runs) => ({ total: median(runs.map((r) => r.closed - r.entry)), imported: median(runs.map((r) => r.imported - r.entry)), n: runs.length })
+
   log('  start-up: where the time goes …')
   const hangarPhases = await phases('hangar', quick ? 2 : 5)
   const barePhases = await phases('bare', quick ? 2 : 5)
@@ -126,6 +140,8 @@ export async function startup({ quick = QUICK, log = console.error } = {}) {
     ratio: median(hangar) / median(bare),
     embed: { median: median(embedded), min: Math.min(...embedded), max: Math.max(...embedded), n: embedded.length, routes: embedRun.routes },
     embedBare: { median: median(embeddedBare), min: Math.min(...embeddedBare), max: Math.max(...embeddedBare), n: embeddedBare.length },
+    first: firstOf(firsts),
+    firstBare: firstOf(firstsBare),
     hangarPhases,
     barePhases,
     imports,
@@ -144,6 +160,7 @@ export function startupTable(r) {
     [`startHangar() + close() in one process, median of ${r.embed.n} ms`, fmt(r.embed.median), '', '', `≤ ${EMBED_TARGET_MS} ms`],
     ['  min / max ms', `${fmt(r.embed.min)} / ${fmt(r.embed.max)}`, '', '', ''],
     [`  bare Fastify, ${r.embed.routes} routes 4 to a plugin: listen() + close(), median of ${r.embedBare.n} ms`, '', fmt(r.embedBare.median), fmt(r.embed.median / r.embedBare.median), ''],
+    [`a test file's first hangar, fresh process: import + startHangar() + close(), median of ${r.first.n} ms (of which the import)`, `${fmt(r.first.total)} (${fmt(r.first.imported)})`, `${fmt(r.firstBare.total)} (${fmt(r.firstBare.imported)})`, fmt(r.first.total / r.firstBare.total), ''],
   ])
 }
 
@@ -156,8 +173,7 @@ export function startupBreakdown(r) {
   const b = r.barePhases
   const steps = textTable(['step (in-process, ms since process start, median)', 'hangar', 'bare'], [
     ['node ready, entry script runs', fmt(h.entry), fmt(b.entry)],
-    ['import config.js (TypeBox settings schema)', fmt(h.importConfig - h.entry), ''],
-    ['import app.js and every module (hangar) / fastify (bare)', fmt(h.importApp - (h.importConfig ?? h.entry)), fmt(b.importApp - b.entry)],
+    ['import dist/index.js, one bundle (hangar) / fastify (bare)', fmt(h.importApp - h.entry), fmt(b.importApp - b.entry)],
     ['buildApp() (database, migrations, fixtures, seeding) / Fastify()', fmt(h.buildApp - h.importApp), fmt(b.buildApp - b.importApp)],
     ['app.ready() (plugins, routes)', fmt(h.ready - h.buildApp), fmt(b.ready - b.buildApp)],
     ['listen()', fmt(h.listen - h.ready), fmt(b.listen - b.ready)],

@@ -20,7 +20,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
 const RECORD = join(ROOT, 'dist', '.build-inputs')
 const INPUT_DIRS = ['src', join('ui', 'src')]
-const INPUT_FILES = ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.ui.json', join('scripts', 'bundle-server.mjs')]
+const INPUT_FILES = ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.ui.json', join('scripts', 'bundle.mjs')]
 /** What a build leaves; if one is missing (dist removed by hand, say), the tree is not built. */
 const OUTPUTS = [join('dist', 'server.js'), join('dist', 'index.js'), join('dist', 'ui', 'main.js')]
 /** tsc's record of its last build (tsconfig.build.json builds incrementally); it trusts it to know what dist/ holds. */

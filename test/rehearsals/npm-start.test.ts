@@ -105,7 +105,7 @@ t.test('npm start builds only when the sources changed, and SIGTERM to npm stops
   t.equal((await fetch(`${second.url}/ok`)).status, 200)
   await stopNpm(t, second)
 
-  // An export, not a comment: dist/server.js is a bundle (scripts/bundle-server.mjs), which keeps no comments.
+  // An export, not a comment: dist/server.js is a bundle (scripts/bundle.mjs), which keeps no comments.
   appendFileSync(join(dir, 'src', 'server.ts'), "\nexport const edited = 'edited after the last build'\n")
   const third = await npmStart(t, dir)
   t.match(third.stderr, /hangar: building/, 'an edited source is built')
