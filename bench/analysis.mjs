@@ -281,6 +281,11 @@ export function analysis(key, results) {
         'probe read 0.98–1.05×. Since 8a802ae the process is smaller from its start (RSS at start ~126 → ~88 MiB,',
         'after 10k requests ~183 → 154–159 MiB, in a probe and four full runs) but not after 100k (180–189 MiB',
         'before and after): the ratio rose to the line (1.13–1.21× in those runs) with nothing growing more.',
+        'Most of the rest is SQLite\'s page cache filling up to its bound (problem 12): better-sqlite3 builds SQLite',
+        'with a 16,000 KiB cache, and the mix creates a deployment in every round (~16.7k by the end), so the',
+        'database outgrows it. On 2026-11-27 (three runs alone) the C heap (`[heap]` in /proc/<pid>/smaps) grew from',
+        '~10.5 to ~24.5 MiB between the two readings every time, while V8\'s live heap stayed at ~23 MiB; with',
+        '`cache_size` set to 2,000 KiB in a probe build it stayed at 9.5 MiB and the ratio read 0.96×.',
       ].join('\n')
     }
     default:
@@ -365,6 +370,11 @@ export function problems() {
     '   from 10k to 100k requests. The benchmark now reports the live heap beside RSS. Since 8a802ae (problem 16)',
     '   the live heap reads 22.6–23.2 MiB, and RSS after 10k requests fell (~183 to 154–159 MiB) while RSS after',
     '   100k did not (180–189 MiB before and after): the ratio rose to 1.13–1.21× with nothing growing more.',
+    '   *Measured* (2026-11-27): ~14 MiB of what grows outside V8 is SQLite\'s page cache filling to its bound',
+    '   (better-sqlite3\'s default, 16,000 KiB) as the mix\'s deployments accumulate: the C heap grew ~10.5 to ~24.5',
+    '   MiB in three runs alone (1.12×, 1.13×, 0.99×); a probe build with a 2,000 KiB cache kept it at 9.5 MiB',
+    '   (0.96×). A bounded cache, not a leak: `cache_size` is left at the default (what a smaller one costs in',
+    '   speed was not measured).',
     '13. **SQLite compiled every statement with a bound LIMIT again at each run** (the planner of the',
     '   SQLite in better-sqlite3 12 reads the value bound to a bare `LIMIT ?`): a page of a log took ~4.4 µs',
     '   instead of ~0.4, a deployments page ~8.7 instead of ~5.2. *Fixed* (f560076): bound limits are',
@@ -410,5 +420,12 @@ export function problems() {
     '   mode call makes travels as one output, and a reply\'s chunks that come at the same time as one: 277',
     '   promises. The 1,000-runs event: 394–456 to 377–468 ms, medians 432 to 393 (server CPU 750 to 680 ms),',
     '   five alternating runs each; runs/s did not move beyond its noise (±5%).',
+    '21. **`import { startHangar } from \'hangar\'` loaded tsc\'s 300-odd modules**, in every test file\'s process',
+    '   (tap runs each file in a process of its own): ~350 ms before the first `startHangar()`, against ~60 ms to',
+    '   import Fastify alone. *Fixed* (0413314): dist/index.js is one esbuild bundle of the same sources, as',
+    '   dist/server.js was: ~110–120 ms. A test file\'s first hangar (import, `startHangar()`, `close()`) in a',
+    '   fresh process went from 417–455 ms to 202–232 ms (three alternating pairs; the import 320–363 to 114–128 ms); the bare equivalent (importing Fastify, then an app with as many',
+    '   routes) takes ~140 ms. The first `startHangar()` of a process (~80 ms) is nearly all Fastify registering',
+    '   routes before the JIT has warmed, as for the bare app.',
   ].join('\n')
 }
