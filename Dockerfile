@@ -23,7 +23,7 @@ COPY src ./src
 COPY ui ./ui
 COPY scripts/bundle.mjs ./scripts/
 # tsconfig.build.json has rootDir src, so this emits dist/; tsconfig.ui.json emits the inspector
-# page's scripts to dist/ui; scripts/bundle.mjs then bundles dist/server.js into one file.
+# page's scripts to dist/ui; scripts/bundle.mjs then makes dist/server.js and dist/index.js one file each.
 RUN npm run build
 # Drop devDependencies (typescript, esbuild, tap, @types/*); the compiled addon stays in place.
 RUN npm prune --omit=dev
