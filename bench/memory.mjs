@@ -13,6 +13,7 @@
 // grows it; garbage awaiting collection, which RSS includes, does not).
 //   node bench/memory.mjs [--quick]
 
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { DEPLOYMENT_BODY, JSON_HEADERS, QUICK, fmt, json, load, memoryOf, mib, sleep, startHangar, tempDir, textTable } from './lib.mjs'
@@ -49,12 +50,27 @@ function mix(deploymentId) {
 }
 
 /**
- * RSS once the process has been idle a moment (timers, GC), in KiB.
+ * RSS once the process has been idle a moment (timers, GC), in KiB, with the part of it that is the
+ * C heap (the `[heap]` mapping: malloc's main arena, where SQLite's page cache lives).
  * @param {number} pid
  */
 async function settledMemory(pid) {
   await sleep(1000)
-  return memoryOf(pid)
+  return { ...memoryOf(pid), cHeapKiB: cHeapOf(pid) }
+}
+
+/**
+ * The resident KiB of the process's `[heap]` mapping (/proc/<pid>/smaps).
+ * @param {number} pid
+ */
+function cHeapOf(pid) {
+  let inHeap = false
+  let kib = 0
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    if (/^[0-9a-f]+-[0-9a-f]+ /.test(line)) inHeap = line.endsWith('[heap]')
+    else if (inHeap && line.startsWith('Rss:')) kib += Number(/\d+/.exec(line)?.[0] ?? 0)
+  }
+  return kib
 }
 
 /** Preloaded into hangar: a full collection on SIGWINCH, and V8's heap after it on stderr. */
@@ -74,7 +90,7 @@ async function liveHeap(hangar) {
     if (performance.now() > deadline) throw new Error('hangar wrote no heap figure after SIGWINCH')
     await sleep(10)
   }
-  return /** @type {{ benchHeap: { usedKiB: number, totalKiB: number } }} */ (JSON.parse(lines()[before])).benchHeap
+  return /** @type {{ benchHeap: { usedKiB: number, totalKiB: number, beforeKiB: number } }} */ (JSON.parse(lines()[before])).benchHeap
 }
 
 /** @param {{ quick?: boolean, log?: (line: string) => void }} [options] */
@@ -106,6 +122,8 @@ export async function memory({ quick = QUICK, log = console.error } = {}) {
       startKiB: start.rssKiB,
       firstKiB: atFirst.rssKiB,
       totalKiB: atTotal.rssKiB,
+      cHeapAtFirst: atFirst.cHeapKiB,
+      cHeapAtTotal: atTotal.cHeapKiB,
       peakKiB: atTotal.peakKiB,
       ratio: atTotal.rssKiB / atFirst.rssKiB,
       heapAtFirst,
@@ -130,6 +148,7 @@ export function memoryTable(r) {
   return textTable(['figure', `after ${k(r.first)}`, `after ${k(r.total)}`, 'ratio', 'target'], [
     ['hangar RSS MiB (idle 1 s after the load)', fmt(mib(r.firstKiB)), fmt(mib(r.totalKiB)), fmt(r.ratio), '≤ 1.2'],
     ['  RSS at start (20 deployments seeded) MiB; peak RSS MiB', fmt(mib(r.startKiB)), fmt(mib(r.peakKiB)), '', ''],
+    ['  of the RSS: V8\'s heap (its size at the reading) MiB; the C heap (`[heap]`: malloc, SQLite\'s page cache) MiB', `${fmt(mib(r.heapAtFirst.beforeKiB))}; ${fmt(mib(r.cHeapAtFirst))}`, `${fmt(mib(r.heapAtTotal.beforeKiB))}; ${fmt(mib(r.cHeapAtTotal))}`, '', ''],
     ['  V8 heap after a full collection (forced after the RSS reading): live MiB (heap size)', `${fmt(mib(r.heapAtFirst.usedKiB))} (${fmt(mib(r.heapAtFirst.totalKiB))})`, `${fmt(mib(r.heapAtTotal.usedKiB))} (${fmt(mib(r.heapAtTotal.totalKiB))})`, fmt(r.heapAtTotal.usedKiB / r.heapAtFirst.usedKiB), ''],
     ['  mixed req/s during the run', fmt(r.firstRun.rps), fmt(r.secondRun.rps), fmt(r.secondRun.rps / r.firstRun.rps), ''],
     ['  p99 latency ms during the run', r.firstRun.p99, r.secondRun.p99, fmt(r.secondRun.p99 / r.firstRun.p99), ''],

@@ -158,6 +158,7 @@ if (results.memory) {
   const k = (n) => `${n / 1000}k`
   const met = m.ratio <= 1.2
   rows.push(['memory', `RSS after ${k(m.total)} mixed requests vs after ${k(m.first)}, MiB`, fmt(mib(m.totalKiB)), fmt(mib(m.firstKiB)), fmt(m.ratio), '≤ 1.2×', verdict(met)])
+  rows.push(['', '  of the RSS: V8\'s heap (its size at the reading), MiB; the C heap (`[heap]` in smaps: malloc, where SQLite\'s page cache lives), MiB', `${fmt(mib(m.heapAtTotal.beforeKiB))}; ${fmt(mib(m.cHeapAtTotal))}`, `${fmt(mib(m.heapAtFirst.beforeKiB))}; ${fmt(mib(m.cHeapAtFirst))}`, '', '', ''])
   rows.push(['', `  V8's live heap after a full collection (forced after each RSS reading), MiB (heap size)`, `${fmt(mib(m.heapAtTotal.usedKiB))} (${fmt(mib(m.heapAtTotal.totalKiB))})`, `${fmt(mib(m.heapAtFirst.usedKiB))} (${fmt(mib(m.heapAtFirst.totalKiB))})`, fmt(m.heapAtTotal.usedKiB / m.heapAtFirst.usedKiB), '', ''])
   rows.push(['', `  mixed req/s (during the last ${k(m.total - m.first)} vs the first ${k(m.first)})`, fmt(m.secondRun.rps), fmt(m.firstRun.rps), fmt(m.secondRun.rps / m.firstRun.rps), '', ''])
   rows.push(['', '  non-2xx / errors', `${m.non2xx} / ${m.errors}`, '', '', '0', verdict(m.non2xx + m.errors === 0)])
