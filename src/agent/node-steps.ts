@@ -9,10 +9,10 @@ import type { GraphNode, Step } from './graphs.js'
 import { coerceMessage, lastOf, lastToolCalls, type Message } from './messages.js'
 import { PartialReply, pieces, replyMessage, type ScriptedReply } from './reply-chunks.js'
 import { applyWrites, foldWrites, normalizeUpdate, type Channels } from './state.js'
-import type { Emit, StreamModes, TaskView } from './stream-modes.js'
+import type { StreamModes, TaskView } from './stream-modes.js'
 import { renderText, renderValue } from './templates.js'
 import type { TaskOutput } from './task-scheduler.js'
-import type { EngineOutput, Interrupt, RunRequest, State } from './types.js'
+import type { Emit, EngineOutput, Interrupt, RunRequest, State } from './types.js'
 
 export type NodeOutcome =
   | { kind: 'ok'; state: State; writes: Record<string, unknown>; unstreamed: Message[] }

@@ -9,8 +9,6 @@ import { taskPath } from './checkpoints.js'
 import { ProtocolEvents } from './protocol-events.js'
 import type { CheckpointRecord, Emit, Interrupt, ProtocolEvent, RunRequest, State } from './types.js'
 
-export type { Emit }
-
 /** The namespace of the ids of tool runs in the `events` mode. */
 const TOOL_RUNS = parseUuid('3c2b8f61-0d4e-4a7b-9f15-6e2d8c4b1a90')
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
