@@ -380,6 +380,27 @@ export function machine() {
 }
 
 /**
+ * How fast this machine runs JavaScript right now: the median of 7 timings of one fixed piece of
+ * work (a ~1.9 KB object through JSON.stringify and JSON.parse 2,000 times), in ms. Two runs on
+ * machines that report the same CPU can differ by several times (hangar's figures and, less, its
+ * ratios with them); this figure, taken at the start of each run, says by how much.
+ * @returns {number}
+ */
+export function referenceWorkMs() {
+  const item = (/** @type {number} */ i) => ({ id: `item-${i}`, name: `name ${i}`, tags: ['a', 'b', 'c'], value: i * 1.5, nested: { on: i % 2 === 0, at: '2026-11-27T00:00:00Z' } })
+  const doc = { kind: 'reference', items: Array.from({ length: 16 }, (_, i) => item(i)) }
+  const once = () => {
+    const start = performance.now()
+    let size = 0
+    for (let i = 0; i < 2000; i++) size += JSON.parse(JSON.stringify(doc)).items.length
+    if (size !== 2000 * 16) throw new Error('reference work: wrong result')
+    return performance.now() - start
+  }
+  once() // warm: the JIT compiles before the timed rounds
+  return median(Array.from({ length: 7 }, once))
+}
+
+/**
  * One cell of a table: printed with String().
  * @typedef {string | number | undefined} Cell
  */

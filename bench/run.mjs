@@ -13,7 +13,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { QUICK, ROOT, ensureBuilt, fmt, machine, markdownTable, mib, textTable } from './lib.mjs'
+import { QUICK, ROOT, ensureBuilt, fmt, machine, markdownTable, mib, referenceWorkMs, textTable } from './lib.mjs'
 import { throughput } from './throughput.mjs'
 import { EMBED_TARGET_MS, STARTUP_RATIO_TARGET, startup, startupBreakdown } from './startup.mjs'
 import { streams } from './streams.mjs'
@@ -45,8 +45,9 @@ const RUNS_TARGET = 0.5
 const FAN_OUT_TARGET = 2
 const started = new Date()
 const host = machine()
+const referenceAtStart = referenceWorkMs()
 log(`hangar benchmarks (${quick ? 'quick' : 'full'}) — ${ensureBuilt()}`)
-log(`${host.cpu}, ${host.cores} cores, ${fmt(host.ramGiB, 1)} GiB, Node ${host.node}, load average ${host.loadavg.map((l) => fmt(l)).join(' ')}`)
+log(`${host.cpu}, ${host.cores} cores, ${fmt(host.ramGiB, 1)} GiB, Node ${host.node}, load average ${host.loadavg.map((l) => fmt(l)).join(' ')}, reference work ${fmt(referenceAtStart)} ms`)
 
 /** @type {import('./analysis.mjs').Results} */
 const results = {}
@@ -76,6 +77,7 @@ if (wanted('store')) {
 }
 const finished = new Date()
 const loadAtEnd = machine().loadavg
+const referenceAtEnd = referenceWorkMs()
 
 // ---------------------------------------------------------------------------------------------
 // One table: every figure, hangar against its baseline, and the targets.
@@ -226,6 +228,9 @@ function document() {
     // load at the start tells of other work.
     `- load average (1/5/15 min) at the start: ${host.loadavg.map((l) => fmt(l)).join(' / ')}; at the end (the benchmarks' own): ${loadAtEnd.map((l) => fmt(l)).join(' / ')}` +
       (host.loadavg[0] > host.cores * 0.25 ? ' — **the machine was busy with other work when the run started: the absolute figures are noisy, and so are the ratios, less so**' : ''),
+    // The CPU's name does not tell machines apart: the same name has run hangar several times slower.
+    `- reference work (bench/lib.mjs referenceWorkMs: JSON through stringify and parse, one core): ${fmt(referenceAtStart)} ms at the start, ${fmt(referenceAtEnd)} ms at the end. ` +
+      'Hosts that report the same CPU have run hangar several times slower, and moved some ratios too: compare this line before comparing runs.',
     '',
     '## How hangar was run',
     '',
