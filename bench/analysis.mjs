@@ -104,7 +104,7 @@ export function analysis(key, results) {
         'In a CPU profile of this route alone (2026-11-27, 10,500 req/s) the kernel\'s `writev` is a third of the',
         'server\'s time and Node\'s HTTP and stream code another quarter, as for the bare route; hangar\'s own code',
         '(the journal, the read cache, the clock, auth, routing) is ~6%. The margin is within a host\'s noise: on the',
-        'host of 2026-11-27 17:30 (reference work ~100 ms) four single runs read 0.72, 0.83, 0.87 and 0.92×, the bare',
+        'host of 2026-11-27 17:28 (reference work ~100 ms) four single runs read 0.72, 0.83, 0.87 and 0.92×, the bare',
         'route\'s own CPU moving from 60 to 84 µs per request between them.',
       ].join('\n')
     case 'list':
@@ -450,7 +450,7 @@ export function problems() {
     '   routes) takes ~140 ms. The first `startHangar()` of a process (~80 ms) is nearly all Fastify registering',
     '   routes before the JIT has warmed, as for the bare app.',
     '22. **A host that reports the same CPU ran hangar ~3× slower, and moved the ratios.** *Measured* (2026-11-27):',
-    '   the runs of 15:51 and 17:30 ran the same code (the later one with only type and benchmark changes) on',
+    '   the runs of 15:51 and 17:28 ran the same code (the later one with only type and benchmark changes) on',
     '   machines reporting the same CPU (AMD EPYC, 2 cores), memory and Node. A run\'s server CPU went from ~1,130 to',
     '   ~3,000–4,000 µs, a GET\'s from 27 to 111 µs, a create\'s from 184 to 443 µs. The bare app slowed less: runs/s',
     '   5,625 to 2,397 against hangar\'s 1,171 to 394. So runs/s read 0.21 then 0.16×, the 1,000-runs event 17.7 then',
@@ -458,7 +458,7 @@ export function problems() {
     '   app registering as many routes 21.5 then 42.1 ms. `npm test` took 16.6 minutes instead of ~5. Why a slower',
     '   host costs hangar more than the bare app is not measured (a larger body of code, more of it missing the',
     '   caches, is a guess). *Added:* "Machine" reports a fixed piece of work timed on one core at the start and',
-    '   the end of each run (bench/lib.mjs `referenceWorkMs`): 102 ms at both ends of the 17:30 run. Compare it before',
+    '   the end of each run (bench/lib.mjs `referenceWorkMs`): 102 ms at both ends of the 17:28 run. Compare it before',
     '   comparing two runs. The target stated in milliseconds, not as a ratio, is the one a host moves most.',
   ].join('\n')
 }
