@@ -104,7 +104,7 @@ export function analysis(key, results) {
         'In a CPU profile of this route alone (2026-11-27, 10,500 req/s) the kernel\'s `writev` is a third of the',
         'server\'s time and Node\'s HTTP and stream code another quarter, as for the bare route; hangar\'s own code',
         '(the journal, the read cache, the clock, auth, routing) is ~6%. The margin is within a host\'s noise: on the',
-        'host of 2026-11-27 17:28 (reference work ~100 ms) four single runs read 0.72, 0.83, 0.87 and 0.92×, the bare',
+        'host of the run of 2026-11-27 17:28 (reference work ~100 ms) four single runs read 0.72, 0.83, 0.87 and 0.92×, the bare',
         'route\'s own CPU moving from 60 to 84 µs per request between them.',
       ].join('\n')
     case 'list':
