@@ -383,7 +383,7 @@ export function machine() {
  * How fast this machine runs JavaScript right now: the median of 7 timings of one fixed piece of
  * work (a ~1.9 KB object through JSON.stringify and JSON.parse 2,000 times), in ms. Two runs on
  * machines that report the same CPU can differ by several times (hangar's figures and, less, its
- * ratios with them); this figure, taken at the start of each run, says by how much.
+ * ratios with them); this figure, taken at the start and the end of each run, says by how much.
  * @returns {number}
  */
 export function referenceWorkMs() {
