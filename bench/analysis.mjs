@@ -79,6 +79,39 @@ function floorSentence(results, key) {
 }
 
 /**
+ * What the GET target leaves room for, from the bare route measured again spending more CPU per
+ * request (throughput.mjs `budget`): the work at which the line is crossed, interpolated between
+ * the measured points (the bare route itself is 0 µs at 1×).
+ * @param {ReturnType<typeof throughputRow>} r
+ * @returns {string[]}
+ */
+function budgetLines(r) {
+  const budget = r?.budget ?? []
+  if (!r || budget.length === 0) return []
+  const points = [{ workUs: 0, ratio: 1 }, ...budget.map((b) => ({ workUs: b.workUs, ratio: b.ratio }))]
+  let room
+  for (let i = 1; i < points.length && room === undefined; i++) {
+    const [a, b] = [points[i - 1], points[i]]
+    if (b.ratio <= r.target && a.ratio > r.target) room = a.workUs + (a.ratio - r.target) / (a.ratio - b.ratio) * (b.workUs - a.workUs)
+  }
+  const last = budget[budget.length - 1]
+  const each = budget.map((b) => `${b.workUs} µs more reads ${fmt(b.ratio)}× (${us(b.result.cpuUsPerRequest)} of CPU per request, ${us(b.result.cpuUsPerRequest - r.bare.cpuUsPerRequest)} over the bare route's)`)
+  return [
+    `What the ${r.target}× line leaves room for, measured in this run: the bare route spending more CPU per request before it answers`,
+    '(a spin, baseline-server.mjs `--work-us`):',
+    `${each.join(';\n')}.`,
+    room === undefined
+      ? `Even ${last.workUs} µs more stays ${last.ratio > r.target ? 'over' : 'under'} the line in this run.`
+      : `The line is crossed at ~${fmt(room, 0)} µs of work per request beside the bare route's: that is what the target leaves hangar's`
+        + ' journal, hooks, routing among its routes, auth and read cache on this host.',
+    'A µs of work costs the server more than a µs: with slower answers the load generator waits idle between them, and each',
+    'send wakes it (in a probe of 2026-11-27, not part of this run, the bare route spending 40 µs more took `writev` from',
+    '~24 to ~46 µs per request in a CPU profile). In a profile of hangar\'s GET the same day, its own code and the hooks it',
+    'adds took ~15 µs per request beside the bare route\'s.',
+  ]
+}
+
+/**
  * A paragraph (markdown, lines joined by \n) on what limits target `key`; undefined when nothing to say.
  * @param {string} key
  * @param {Results} results
@@ -106,6 +139,7 @@ export function analysis(key, results) {
         '(the journal, the read cache, the clock, auth, routing) is ~6%. The margin is within a host\'s noise: on the',
         'host of the run of 2026-11-27 17:28 (reference work ~100 ms) four single runs read 0.72, 0.83, 0.87 and 0.92×, the bare',
         'route\'s own CPU moving from 60 to 84 µs per request between them.',
+        ...budgetLines(r),
       ].join('\n')
     case 'list':
       return [

@@ -3,8 +3,10 @@
 // validation, no hooks, no logger). The benchmarks measure hangar's answers first and pass their
 // sizes here as `--shape`, so both servers put the same bytes on the wire.
 //
-//   node bench/baseline-server.mjs --port 0 --shape '<json>' [--heartbeat-ms 1000] [--db <file> [--keep]]
+//   node bench/baseline-server.mjs --port 0 --shape '<json>' [--heartbeat-ms 1000] [--db <file> [--keep]] [--work-us N]
 //
+// --work-us makes GET /v2/deployments/:id spend N µs of CPU (a spin on the clock) before it answers:
+// what a route doing that much more work than the bare one reads against it (throughput.mjs's budget).
 // --db makes it the durable floor (see durableFloor below); --keep stores checkpoints and the
 // session-protocol log too.
 //
@@ -72,6 +74,7 @@ const { values: args } = parseArgs({
     'heartbeat-ms': { type: 'string', default: '5000' },
     db: { type: 'string' },
     keep: { type: 'boolean', default: false },
+    'work-us': { type: 'string', default: '0' },
   },
 })
 /** @type {Required<Omit<Shape, 'threads'>> & Shape} */
@@ -189,7 +192,14 @@ const protocolStreams = new Set()
 const protocolSockets = new Set()
 
 app.get('/ok', async () => ({ ok: true }))
-app.get('/v2/deployments/:id', async () => answers.get)
+const workMs = Number(args['work-us']) / 1000
+app.get('/v2/deployments/:id', workMs > 0
+  ? async () => {
+    const end = performance.now() + workMs
+    while (performance.now() < end);
+    return answers.get
+  }
+  : async () => answers.get)
 app.get('/v2/deployments', async () => answers.list)
 const floor = args.db === undefined ? undefined : await durableFloor(args.db, args.keep ? { run: shape.kept ?? { checkpoints: [], log: [] }, step: shape.keptNext ?? { checkpoints: [], log: [] } } : undefined)
 app.post('/v2/deployments', floor?.create ?? (async (request, reply) => reply.code(201).send(answers.post)))

@@ -104,6 +104,10 @@ if (results.throughput) {
       rows.push(['', '  durable floor: the bare app writing the two rows a create writes first (SQLite, a commit per turn): req/s (p50/p99 ms); its CPU µs per request', '',
         `${fmt(r.floor.rps, 0)} (${r.floor.p50}/${r.floor.p99}); ${fmt(r.floor.cpuUsPerRequest, 0)}`, fmt(r.floorRatio), `≥ ${r.target}×`, r.floor.non2xx + r.floor.errors + r.floor.timeouts > 0 ? `${r.floor.non2xx} non-2xx, ${r.floor.errors + r.floor.timeouts} errors` : r.floorRatio < r.target ? 'floor under the target' : ''])
     }
+    for (const b of r.budget ?? []) {
+      rows.push(['', `  the bare route spending ${b.workUs} µs more CPU per request (a spin): req/s (p50/p99 ms); its CPU µs per request`, '',
+        `${fmt(b.result.rps, 0)} (${b.result.p50}/${b.result.p99}); ${fmt(b.result.cpuUsPerRequest, 0)}`, fmt(b.ratio), `≥ ${r.target}×`, b.result.non2xx + b.result.errors + b.result.timeouts > 0 ? `${b.result.non2xx} non-2xx, ${b.result.errors + b.result.timeouts} errors` : b.ratio < r.target ? 'under the target' : ''])
+    }
     rows.push(['', '  non-2xx / errors', `${r.hangar.non2xx} / ${r.hangar.errors + r.hangar.timeouts}`, `${r.bare.non2xx} / ${r.bare.errors + r.bare.timeouts}`, '', '0', verdict(r.hangar.non2xx + r.hangar.errors + r.hangar.timeouts === 0)])
     target(r.key, `${r.label} ≥ ${r.target}× the bare route (req/s)`, met, `${fmt(r.ratio)}×`)
   }
@@ -244,7 +248,9 @@ function document() {
     '  time (from `/proc/<pid>/stat`) divided by the requests: steadier than req/s on a busy machine.',
     '  For `POST`, the bare app is measured a second time as the durable floor (`--db`): it writes the',
     '  deployment and revision rows into a database hangar made and answers once they are committed, one',
-    '  commit per turn of the event loop shared by the requests read in it.',
+    '  commit per turn of the event loop shared by the requests read in it. For `GET /v2/deployments/{id}`, the',
+    '  bare app is measured again spending 10 and then 20 µs more CPU per request (`--work-us`, a spin): what',
+    '  the target leaves room for beside the bare route, on this machine.',
     '- Start-up and streams: `--db :memory:`. In-process start-up loads hangar as a package user does,',
     '  `dist/index.js` (one bundle): `startHangar()` + `close()` repeated in one process after a first one;',
     '  then a test file\'s process, fresh each time: the import, its first `startHangar()` and `close()`,',
