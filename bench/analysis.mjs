@@ -199,6 +199,12 @@ export function analysis(key, results) {
         '(row above). hangar registers each route once, and its route modules are called into their scope rather than',
         'registered as plugins of their own. Meeting 30 ms would mean registering fewer routes per instance (a template',
         'app shared by the instances of a process, each route resolving its services per request): not done.',
+        'What an instance would cost then, in a probe of 2026-11-27 (not part of this run): its services and an HTTP server',
+        'of its own, started and closed in a warm process, took 8.3 ms (median of 20). Why it is not done: the 33 route',
+        'modules take their services when they register their routes, so one shared app needs either every handler',
+        'to find its services from its request (a rewrite of each module) or AsyncLocalStorage, whose context a callback',
+        'loses when a service calls it from outside any request (a test moving `hangar.clock` itself): with two hangars',
+        'open, such a route could not tell whose services to use.',
         ...(s.embedBare.median >= EMBED_TARGET_MS
           ? [`In this run the bare app alone took ${fmt(s.embedBare.median)} ms, over the target: 30 ms is an absolute figure, not a ratio`,
               'measured in the same run as every other target, and on this host no app registering as many routes with Fastify',
