@@ -80,7 +80,7 @@ function floorSentence(results, key) {
 
 /**
  * What the GET target leaves room for, from the bare route measured again spending more CPU per
- * request (throughput.mjs `budget`): the work at which the line is crossed, interpolated between
+ * request (throughput.mjs `budgetUs`): the work at which the line is crossed, interpolated between
  * the measured points (the bare route itself is 0 µs at 1×).
  * @param {ReturnType<typeof throughputRow>} r
  * @returns {string[]}

@@ -12,10 +12,10 @@ const SEEDED = 25
  * A route measured: `options(ids)` is autocannon's request for it, given the seeded deployments' ids;
  * `target` is the least ratio of hangar's req/s to the bare route's. With `floor`, the bare app is
  * measured a second time writing what the route writes first to SQLite (baseline-server.mjs `--db`):
- * the most that any app answering only what is on disk reaches here. With `budget`, the bare route is
+ * the most that any app answering only what is on disk reaches here. With `budgetUs`, the bare route is
  * measured again spending each of those µs of CPU more per request (baseline-server.mjs `--work-us`):
  * how much work beside the bare route's the target leaves room for on this machine.
- * @typedef {{ key: 'get' | 'list' | 'post', label: string, target: number, floor?: boolean, budget?: number[], options: (ids: string[]) => import('autocannon').Request }} Scenario
+ * @typedef {{ key: 'get' | 'list' | 'post', label: string, target: number, floor?: boolean, budgetUs?: number[], options: (ids: string[]) => import('autocannon').Request }} Scenario
  */
 /** @typedef {{ duration: number, warmup: number }} Settings seconds of each measurement and of the warm-up before it */
 
@@ -29,7 +29,7 @@ const SCENARIOS = [
     key: 'get',
     label: 'GET /v2/deployments/{id}',
     target: 0.8,
-    budget: [10, 20],
+    budgetUs: [10, 20],
     options: (ids) => ({ method: 'GET', path: `/v2/deployments/${ids[0]}` }),
   },
   {
@@ -133,7 +133,7 @@ export async function throughput({ quick = QUICK, log = console.error } = {}) {
     }
     if (scenario.floor) floorResult = await measureFloor(scenario, measured, settings, log)
     const budget = []
-    for (const workUs of scenario.budget ?? []) {
+    for (const workUs of scenario.budgetUs ?? []) {
       const worker = await startBaseline(measured.shape, ['--work-us', String(workUs)])
       try {
         log(`  ${scenario.label}: bare spending ${workUs} µs more per request ${worker.url} …`)
