@@ -200,7 +200,7 @@ export function analysis(key, results) {
         'registered as plugins of their own. Meeting 30 ms would mean registering fewer routes per instance (a template',
         'app shared by the instances of a process, each route resolving its services per request): not done.',
         'What an instance would cost then, in a probe of 2026-11-27 (not part of this run): its services and an HTTP server',
-        'of its own, started and closed in a warm process, took 8.3 ms (median of 20). Why it is not done: the 33 route',
+        'of its own, started and closed in a warm process, took 8.3 ms (median of 20). Why it is not done: the 30 route',
         'modules take their services when they register their routes, so one shared app needs either every handler',
         'to find its services from its request (a rewrite of each module) or AsyncLocalStorage, whose context a callback',
         'loses when a service calls it from outside any request (a test moving `hangar.clock` itself): with two hangars',
