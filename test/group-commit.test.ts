@@ -3,7 +3,7 @@
 // never ahead of the disk, a failed part rolls back alone, and a group the database lost
 // is reported, not acknowledged. A second connection on the same file is the disk's witness.
 
-import { existsSync, mkdtempSync, readFileSync, rmSync, stat } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, stat } from 'node:fs'
 import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -241,6 +241,26 @@ t.test('a transaction that fails inside the group rolls back alone', async (t) =
   insert.run(3)
   await GroupCommit.of(db)!.durable()
   t.same(db.prepare('SELECT v FROM n ORDER BY v').all(), [{ v: 1 }, { v: 3 }], 'the others in the group are kept')
+})
+
+/** SQLite's temporary files this process holds open (SQLite unlinks them once open: "… (deleted)"). */
+const sqliteTempFiles = () => readdirSync('/proc/self/fd')
+  .map((fd) => { try { return readlinkSync(`/proc/self/fd/${fd}`) } catch { return '' } })
+  .filter((target) => /etilqs_/.test(target))
+
+t.test('what a savepoint may have to undo stays in memory: no temporary file, however much it changes', { skip: existsSync('/proc/self/fd') ? false : 'reads /proc/self/fd' }, async (t) => {
+  const db = openDatabase(tempFile(t, 'h.db'))
+  t.teardown(() => closeDatabase(db))
+  db.exec('CREATE TABLE pages (v BLOB NOT NULL)')
+  await GroupCommit.of(db)!.durable()
+  // 256 KiB written in the group's transaction, then all of it again in one request's savepoint:
+  // SQLite keeps each page's earlier content for the savepoint, past the 64 KiB it keeps in memory by default.
+  const insert = db.prepare('INSERT INTO pages (v) VALUES (?)')
+  for (let i = 0; i < 64; i++) insert.run(Buffer.alloc(4096, i))
+  db.transaction(() => db.prepare('UPDATE pages SET v = zeroblob(4096)').run())()
+  t.same(sqliteTempFiles(), [], 'no temporary file while the group is open')
+  await GroupCommit.of(db)!.durable()
+  t.same(db.prepare('SELECT count(*) AS n, sum(length(v)) AS bytes FROM pages').get(), { n: 64, bytes: 64 * 4096 }, 'and the group commits what it wrote')
 })
 
 t.test('a group the database rolled back is reported to whoever waits, and the next group starts clean', async (t) => {
