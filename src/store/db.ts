@@ -76,7 +76,8 @@ function prepare(db: Db): Db {
   // a savepoint keeps the pages it changes in a sub-journal, for its own rollback only (never read
   // after a crash: the WAL is). By default that journal spills to a temporary file past 64 KiB, and
   // a group of ~30 creates did: a file made and deleted per commit and 14 of a create's 21 writes
-  // (strace). In memory it is freed at each commit.
+  // (strace). In memory it is freed at each commit. Temporary tables and sorts too large for the
+  // cache go to memory as well; an emulator's data is small enough for that.
   db.pragma('temp_store = MEMORY')
   db.pragma('busy_timeout = 5000')
   db.pragma('foreign_keys = ON')
