@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import t, { type Test } from 'tap'
-import { closeDatabase, openDatabase } from '../src/store/db.js'
+import { closeDatabase, openDatabase, WAL_PAGES_PER_CHECKPOINT } from '../src/store/db.js'
 import { GroupCommit } from '../src/store/group-commit.js'
 import { buildApp } from '../src/app.js'
 import { Clock } from '../src/clock.js'
@@ -261,6 +261,24 @@ t.test('what a savepoint may have to undo stays in memory: no temporary file, ho
   t.same(sqliteTempFiles(), [], 'no temporary file while the group is open')
   await GroupCommit.of(db)!.durable()
   t.same(db.prepare('SELECT count(*) AS n, sum(length(v)) AS bytes FROM pages').get(), { n: 64, bytes: 64 * 4096 }, 'and the group commits what it wrote')
+})
+
+t.test(`commits leave up to ${WAL_PAGES_PER_CHECKPOINT} pages in the WAL before one copies them into the database`, async (t) => {
+  const path = tempFile(t, 'h.db')
+  const db = openDatabase(path)
+  t.teardown(() => closeDatabase(db))
+  const group = GroupCommit.of(db)!
+  db.exec('CREATE TABLE pages (v BLOB NOT NULL)')
+  await group.durable()
+  const before = walCommits(`${path}-wal`)
+  // 12 commits of 128 rows of a page each: ~1,550 pages, past SQLite's default of 1,000.
+  const insert = db.prepare('INSERT INTO pages (v) VALUES (?)')
+  for (let commit = 0; commit < 12; commit++) {
+    for (let row = 0; row < 128; row++) insert.run(Buffer.alloc(4000, row))
+    await group.durable()
+  }
+  t.equal(walCommits(`${path}-wal`), before + 12, 'all twelve are still in the WAL: no checkpoint restarted it')
+  t.same(onDisk(path, 'SELECT count(*) AS n FROM pages'), [{ n: 12 * 128 }], 'and another connection reads them all')
 })
 
 t.test('a group the database rolled back is reported to whoever waits, and the next group starts clean', async (t) => {
