@@ -49,13 +49,13 @@ function onDisk(path: string, sql: string): unknown[] {
   }
 }
 
-/** A database file with an empty table `n (v)`, created and committed. */
-async function tableOnDisk(t: Test) {
+/** A database file with an empty table (by default `n (v)`), created and committed. */
+async function tableOnDisk(t: Test, table = 'n (v INTEGER NOT NULL)') {
   const path = tempFile(t, 'h.db')
   const db = openDatabase(path)
   t.teardown(() => closeDatabase(db))
   const group = GroupCommit.of(db)!
-  db.exec('CREATE TABLE n (v INTEGER NOT NULL)')
+  db.exec(`CREATE TABLE ${table}`)
   await group.durable()
   return { path, db, group }
 }
@@ -249,27 +249,19 @@ const sqliteTempFiles = () => readdirSync('/proc/self/fd')
   .filter((target) => /etilqs_/.test(target))
 
 t.test('what a savepoint may have to undo stays in memory: no temporary file, however much it changes', { skip: existsSync('/proc/self/fd') ? false : 'reads /proc/self/fd' }, async (t) => {
-  const db = openDatabase(tempFile(t, 'h.db'))
-  t.teardown(() => closeDatabase(db))
-  db.exec('CREATE TABLE pages (v BLOB NOT NULL)')
-  await GroupCommit.of(db)!.durable()
+  const { db, group } = await tableOnDisk(t, 'pages (v BLOB NOT NULL)')
   // 256 KiB written in the group's transaction, then all of it again in one request's savepoint:
   // SQLite keeps each page's earlier content for the savepoint, past the 64 KiB it keeps in memory by default.
   const insert = db.prepare('INSERT INTO pages (v) VALUES (?)')
   for (let i = 0; i < 64; i++) insert.run(Buffer.alloc(4096, i))
   db.transaction(() => db.prepare('UPDATE pages SET v = zeroblob(4096)').run())()
   t.same(sqliteTempFiles(), [], 'no temporary file while the group is open')
-  await GroupCommit.of(db)!.durable()
+  await group.durable()
   t.same(db.prepare('SELECT count(*) AS n, sum(length(v)) AS bytes FROM pages').get(), { n: 64, bytes: 64 * 4096 }, 'and the group commits what it wrote')
 })
 
 t.test(`commits leave up to ${WAL_PAGES_PER_CHECKPOINT} pages in the WAL before one copies them into the database`, async (t) => {
-  const path = tempFile(t, 'h.db')
-  const db = openDatabase(path)
-  t.teardown(() => closeDatabase(db))
-  const group = GroupCommit.of(db)!
-  db.exec('CREATE TABLE pages (v BLOB NOT NULL)')
-  await group.durable()
+  const { path, db, group } = await tableOnDisk(t, 'pages (v BLOB NOT NULL)')
   const before = walCommits(`${path}-wal`)
   // 12 commits of 128 rows of a page each: ~1,550 pages, past SQLite's default of 1,000.
   const insert = db.prepare('INSERT INTO pages (v) VALUES (?)')
