@@ -1,5 +1,5 @@
 import t from 'tap'
-import { dockerDeployment, githubDeployment, makeApp } from './helpers.js'
+import { API_KEY, dockerDeployment, fetchClient, githubDeployment, makeApp, serveApp } from './helpers.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
@@ -124,6 +124,20 @@ t.test('a second deployment with the same name in a workspace is refused with 40
   const again = await api.post('/v2/deployments', githubDeployment())
   t.equal(again.status, 400)
   t.same(again.body, { detail: "A deployment named 'my_deployment' already exists." })
+})
+
+t.test('of creates of one name sent at once over sockets, one is written and the others refused with 400, leaving nothing', async (t) => {
+  const { base, api } = await serveApp(t)
+  const client = fetchClient(base, { 'x-api-key': API_KEY })
+  const answers = await Promise.all([1, 2, 3].map(() => client.post('/v2/deployments', githubDeployment())))
+  t.same(answers.map((a) => a.status).sort(), [201, 400, 400])
+  for (const refused of answers.filter((a) => a.status === 400)) {
+    t.same(refused.body, { detail: "A deployment named 'my_deployment' already exists." })
+  }
+  const list = (await api.get('/v2/deployments')).body
+  t.same(list.resources.map((d: { name: string }) => d.name), ['my_deployment'], 'one deployment')
+  const revisions = (await api.get(`/v2/deployments/${list.resources[0].id}/revisions`)).body
+  t.equal(revisions.resources.length, 1, 'with one revision')
 })
 
 t.test('get returns the deployment; an unknown id is 404 with the real text', async (t) => {

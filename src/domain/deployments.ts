@@ -92,9 +92,13 @@ function checkRevision(source: string, revision: SourceRevisionConfig) {
 export interface KnownReferences {
   integration(id: string): boolean
   listener(id: string): boolean
-  /** Whether a deployment of the workspace already has this name (names are unique per workspace). */
-  deploymentNamed(name: string): boolean
 }
+
+/**
+ * A create whose name a deployment of the workspace already has (names are unique per workspace).
+ * The last of a create's checks: the store finds it as it writes (the unique index), after planCreate's.
+ */
+export const nameTaken = (name: string) => new RuleViolation(`A deployment named '${name}' already exists.`)
 
 export interface CreatePlan {
   /** The request's `source_config` with the service's defaults filled in. */
@@ -105,7 +109,7 @@ export interface CreatePlan {
   pendingConfig: SourceRevisionConfig | null
 }
 
-/** Checks a create request beyond its schema; returns what to store. */
+/** Checks a create request beyond its schema, but for its name (see nameTaken); returns what to store. */
 export function planCreate(request: DeploymentCreateRequest, known: KnownReferences): CreatePlan {
   const { source } = request
   const sourceConfig = withDefaults(source, request.source_config)
@@ -131,7 +135,6 @@ export function planCreate(request: DeploymentCreateRequest, known: KnownReferen
   }
   if (!pending) checkRevision(source, config)
   checkSourceConfig(source, sourceConfig, config)
-  if (known.deploymentNamed(request.name)) throw new RuleViolation(`A deployment named '${request.name}' already exists.`)
   return { sourceConfig, revision: pending ? null : { source, config }, pendingConfig: pending ? { ...config, repo_commit_sha: null } : null }
 }
 

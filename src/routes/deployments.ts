@@ -6,7 +6,7 @@ import { DEPLOYED_AGENT_PREFIX } from '../agent/paths.js'
 import type { Config } from '../config.js'
 import { publicBase } from '../public-url.js'
 import { ApiError } from '../errors.js'
-import { checkNotDeleting, planCreate, planPatch } from '../domain/deployments.js'
+import { checkNotDeleting, nameTaken, planCreate, planPatch } from '../domain/deployments.js'
 import { errorResponses } from '../schemas/common.js'
 import {
   BulkDeleteQuery,
@@ -118,13 +118,12 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions
       body: DeploymentCreateRequest,
       response: { 201: Deployment, ...errorResponses(400, 422) },
     },
-  }, async (request, reply) => {
+  }, (request, reply) => {
     const body = request.body
     const plan = planCreate(body, {
       integration: (id) => [...integrationsFor(fixtures, 'github', request.tenantId), ...integrationsFor(fixtures, 'forge', request.tenantId)]
         .some((integration) => integration.id === id),
       listener: (id) => listeners.exists(request.tenantId, id),
-      deploymentNamed: (name) => deployments.nameTaken(request.tenantId, name),
     })
     const created = deployments.create({
       tenantId: request.tenantId,
@@ -135,7 +134,9 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<DeploymentRoutesOptions
       secretReferences: body.secret_references ?? null,
       pendingConfig: plan.pendingConfig,
     }, plan.revision)
-    return reply.code(201).send(present(request, created))
+    if (!created) throw nameTaken(body.name)
+    // Not async, and the reply not returned: Fastify would adopt it as a promise (a thenable), a cost on every create.
+    reply.code(201).send(present(request, created))
   })
 
   app.delete('/v2/deployments', {

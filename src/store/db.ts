@@ -148,6 +148,13 @@ const reason = (error: unknown): string => /^[A-Z]+: (.*?), \w+ '/.exec((error a
 export const iso = (ms: number) => new Date(ms).toISOString()
 
 /**
+ * Whether `error` is SQLite refusing a write because a unique index already has its key: `columns` as
+ * SQLite names them, "table.column, table.column" (so a clash on another unique column is not taken for it).
+ */
+export const isUniqueViolation = (error: unknown, columns: string): boolean =>
+  (error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE' && (error as Error).message === `UNIQUE constraint failed: ${columns}`
+
+/**
  * A page's `limit` or `offset` as SQLite can bind it. pydantic takes integers of any size, but
  * SQLite's are 64-bit (a larger one binds as a float: "datatype mismatch"); past the largest safe
  * integer no table has rows anyway, so the page is the same.

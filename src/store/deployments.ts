@@ -17,7 +17,7 @@ import {
 } from '../lifecycle/revisions.js'
 import type { Deployment, Revision, SourceConfig, SourceRevisionConfig } from '../schemas/deployments.js'
 import type { Statement } from 'better-sqlite3'
-import { pageBound, type Db } from './db.js'
+import { isUniqueViolation, pageBound, type Db } from './db.js'
 import { DeploymentDeletions } from './deployment-deletions.js'
 import { anchorOf, toDeployment, toRevision, type DeploymentRow, type RevisionRow } from './deployment-rows.js'
 import { atomically } from './group-commit.js'
@@ -87,6 +87,9 @@ const LIST_FILTERS: readonly [string, string][] = [
   ['tags', '@tags IS NULL'],
 ]
 
+/** The columns of `deployments_name`, the unique index that keeps names unique per workspace, as SQLite names them. */
+const NAME_UNIQUE = 'deployments.tenant_id, deployments.name'
+
 const bool = (value: boolean | null | undefined) => (value == null ? null : value ? 1 : 0)
 const TERMINAL_SQL = TERMINAL_STATUSES.map((s) => `'${s}'`).join(', ')
 /** The deployment types that count as free (`GET /v2/deployments/free-count`). */
@@ -136,7 +139,6 @@ export class DeploymentRepository {
       setStatus: db.prepare('UPDATE revisions SET status = ?, status_at = ?, next_at = ?, ends_at = ? WHERE seq = ?'),
       recordStep: db.prepare('INSERT OR IGNORE INTO revision_steps (revision_seq, status, at) VALUES (?, ?, ?)'),
       get: db.prepare<[string, string], DeploymentRow>(`${view} WHERE tenant_id = ? AND id = ?`),
-      nameTaken: db.prepare<[string, string], { seq: number }>('SELECT seq FROM deployments WHERE tenant_id = ? AND name = ?'),
       insertDeployment: db.prepare(`INSERT INTO deployments
         (id, tenant_id, name, source, source_config, secrets, secret_references, image_version, speed, created_at, updated_at, pending_revision_config)
         VALUES (@id, @tenant_id, @name, @source, @source_config, @secrets, @secret_references, NULL, NULL, @now, @now, @pending)`),
@@ -229,15 +231,15 @@ export class DeploymentRepository {
     this.#nextEnd = Number.NEGATIVE_INFINITY
   }
 
-  nameTaken(tenantId: string, name: string): boolean {
-    this.#settleDeletions()
-    return this.#sql.nameTaken.get(tenantId, name) !== undefined
-  }
-
-  /** A new deployment with its first revision, or with none yet (`revision` null: its code comes in a PATCH). */
-  create(input: NewDeployment, revision: RevisionInput | null): Deployment {
+  /**
+   * A new deployment with its first revision, or with none yet (`revision` null: its code comes in a PATCH);
+   * undefined, with nothing written, when a deployment of the workspace has its name already.
+   */
+  create(input: NewDeployment, revision: RevisionInput | null): Deployment | undefined {
     const id = randomUUID()
     const now = this.#clock.now()
+    // A deletion that is done frees its name: settled first, so that the unique index sees it gone.
+    this.#settleDeletions(now)
     const values = {
       id,
       tenant_id: input.tenantId,
@@ -249,11 +251,14 @@ export class DeploymentRepository {
       pending: input.pendingConfig == null ? null : JSON.stringify(input.pendingConfig),
       now,
     }
-    const { seq, first } = atomically(this.#db, () => {
-      const seq = Number(this.#sql.insertDeployment.run(values).lastInsertRowid)
+    const inserted = atomically(this.#db, () => {
+      const seq = this.#insertDeployment(values)
+      if (seq === undefined) return undefined
       const created = { id, name: input.name, secrets: input.secrets, source_config: input.sourceConfig }
       return { seq, first: revision && this.#insertRevision(seq, this.#defaultSpeed, revision, now, created) }
     })
+    if (inserted === undefined) return undefined
+    const { seq, first } = inserted
     this.#changed(input.tenantId, id)
     // Settled only if a step is due at once; else it reads as deployment_view shows a deployment with
     // this one revision (or none): the latest, and the active one once DEPLOYED (instant speed); changed now.
@@ -600,6 +605,16 @@ export class DeploymentRepository {
    * `created`: the deployment was made in this transaction, with these facts (it has no revision to
    * skip, and its row need not be read back for the snapshot).
    */
+  /** Inserts a deployment's row; its seq, or undefined when the workspace has a deployment of that name (its unique index). */
+  #insertDeployment(values: Record<string, unknown>): number | undefined {
+    try {
+      return Number(this.#sql.insertDeployment.run(values).lastInsertRowid)
+    } catch (error) {
+      if (isUniqueViolation(error, NAME_UNIQUE)) return undefined
+      throw error
+    }
+  }
+
   #insertRevision(deploymentSeq: number, speed: RevisionSpeed, revision: RevisionInput, now: number, created?: SnapshotSource): InsertedRevision {
     // The revisions it skips leave nothing due; the new one is due at its first step.
     if (!created) this.#sql.skipInProgress.run(now, deploymentSeq)
