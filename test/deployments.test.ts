@@ -140,6 +140,20 @@ t.test('of creates of one name sent at once over sockets, one is written and the
   t.equal(revisions.resources.length, 1, 'with one revision')
 })
 
+t.test('deployment and revision ids are UUID v7, in the order they were made, while the clock stands still', async (t) => {
+  const { api } = await makeApp(t)
+  const ids: string[] = []
+  for (const name of ['a', 'b', 'c']) {
+    const created = (await api.post('/v2/deployments', githubDeployment({ name }))).body
+    ids.push(created.id, created.latest_revision_id)
+    const patched = (await api.patch(`/v2/deployments/${created.id}`, { source_revision_config: { repo_ref: 'next' } })).body
+    ids.push(patched.latest_revision_id)
+  }
+  for (const id of ids) t.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+  t.same([...ids].sort(), ids, 'each id sorts after the ones made before it')
+  t.equal(new Set(ids).size, 9)
+})
+
 t.test('get returns the deployment; an unknown id is 404 with the real text', async (t) => {
   const { api } = await makeApp(t)
   const created = (await api.post('/v2/deployments', githubDeployment())).body

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto'
+import { v7 as uuid7 } from 'uuid'
 import type { Clock } from '../clock.js'
 import type { PatchPlan, RevisionInput } from '../domain/deployments.js'
 import type { DeletionStep } from '../lifecycle/deletions.js'
@@ -86,6 +86,15 @@ const LIST_FILTERS: readonly [string, string][] = [
   // No deployment carries tags: any tag filter matches none.
   ['tags', '@tags IS NULL'],
 ]
+
+/**
+ * A deployment's or a revision's id: a UUID v7, time-ordered (the real service's version is not known;
+ * any UUID is valid to its clients). Each id's unique index then grows at its end: random (v4) ids put
+ * every create's two index entries on pages of their own, and a commit wrote those pages (~12% of a
+ * create's CPU with a file database). Its time is the host's, not hangar's clock: ids stay in order
+ * while a manual clock stands still.
+ */
+const newId = (): string => uuid7()
 
 /** The columns of `deployments_name`, the unique index that keeps names unique per workspace, as SQLite names them. */
 const NAME_UNIQUE = 'deployments.tenant_id, deployments.name'
@@ -236,7 +245,7 @@ export class DeploymentRepository {
    * undefined, with nothing written, when a deployment of the workspace has its name already.
    */
   create(input: NewDeployment, revision: RevisionInput | null): Deployment | undefined {
-    const id = randomUUID()
+    const id = newId()
     const now = this.#clock.now()
     // A deletion that is done frees its name: settled first, so that the unique index sees it gone.
     this.#settleDeletions(now)
@@ -621,7 +630,7 @@ export class DeploymentRepository {
     const snapshot = this.#snapshot?.(created ?? toDeployment(this.#sql.deploymentBySeq.get(deploymentSeq)!), revision) ?? null
     const track = trackFor(revision.source, failureStatus(revision.config, snapshot))
     const position = placeAt({ status: track[0], since: now, speed, track }, now)
-    const id = randomUUID()
+    const id = newId()
     const config = JSON.stringify(revision.config)
     const { lastInsertRowid } = this.#sql.insertRevision.run({
       id,
