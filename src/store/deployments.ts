@@ -609,11 +609,6 @@ export class DeploymentRepository {
     return deployment && this.#sql.revision.get(deployment.seq, revisionId)
   }
 
-  /**
-   * Writes a revision; returns what a caller needs of it (InsertedRevision).
-   * `created`: the deployment was made in this transaction, with these facts (it has no revision to
-   * skip, and its row need not be read back for the snapshot).
-   */
   /** Inserts a deployment's row; its seq, or undefined when the workspace has a deployment of that name (its unique index). */
   #insertDeployment(values: Record<string, unknown>): number | undefined {
     try {
@@ -624,6 +619,11 @@ export class DeploymentRepository {
     }
   }
 
+  /**
+   * Writes a revision; returns what a caller needs of it (InsertedRevision).
+   * `created`: the deployment was made in this transaction, with these facts (it has no revision to
+   * skip, and its row need not be read back for the snapshot).
+   */
   #insertRevision(deploymentSeq: number, speed: RevisionSpeed, revision: RevisionInput, now: number, created?: SnapshotSource): InsertedRevision {
     // The revisions it skips leave nothing due; the new one is due at its first step.
     if (!created) this.#sql.skipInProgress.run(now, deploymentSeq)
