@@ -30,7 +30,6 @@
 
 import Fastify from 'fastify'
 import { randomUUID } from 'node:crypto'
-import { v7 as uuid7 } from 'uuid'
 import { parseArgs } from 'node:util'
 import { WebSocketServer } from 'ws'
 
@@ -286,8 +285,8 @@ app.post('/_hangar/clock', async (request) => {
  * event loop (at setImmediate), every request read in that turn sharing the commit: the fewest
  * commits an app can make that sends only what is stored.
  * - POST /v2/deployments (in a database hangar made, for its tables and indexes): the two rows a
- *   create writes first, the deployment and its first revision, with ids as hangar makes them
- *   (UUID v7); a taken name is refused by the name's unique index, as in hangar.
+ *   create writes first, the deployment and its first revision, with random ids as hangar makes
+ *   them; a taken name is refused by the name's unique index, as in hangar.
  * - POST /threads and a run's stream (tables of its own): a thread row; a run row and each of the
  *   run's events as a row, as a server whose streams can be resumed (Last-Event-ID) must store
  *   them, before they are sent. Nothing of checkpoints, state or the session protocol's log,
@@ -424,9 +423,9 @@ function durableCreates(db, turn) {
     if (typeof body?.name !== 'string') return reply.code(422).send({ detail: 'name' })
     const committing = turn()
     const now = Date.now()
-    // The ids as hangar makes them (time-ordered); a taken name is the unique index's error, as in hangar.
-    const { lastInsertRowid } = deployment.run(uuid7(), tenant, body.name, JSON.stringify(body.source_config ?? {}), JSON.stringify(body.secrets ?? []), now, now)
-    revision.run(uuid7(), lastInsertRowid, JSON.stringify(body.source_revision_config ?? {}), now, now + 1000, now)
+    // A taken name is the unique index's error, as in hangar.
+    const { lastInsertRowid } = deployment.run(randomUUID(), tenant, body.name, JSON.stringify(body.source_config ?? {}), JSON.stringify(body.secrets ?? []), now, now)
+    revision.run(randomUUID(), lastInsertRowid, JSON.stringify(body.source_revision_config ?? {}), now, now + 1000, now)
     await committing
     return reply.code(201).send(answers.post)
   }

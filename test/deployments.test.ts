@@ -140,7 +140,7 @@ t.test('of creates of one name sent at once over sockets, one is written and the
   t.equal(revisions.resources.length, 1, 'with one revision')
 })
 
-t.test('deployment and revision ids are UUID v7, in the order they were made, while the clock stands still', async (t) => {
+t.test('deployment and revision ids are random UUIDs (v4), as the real service\'s', async (t) => {
   const { api } = await makeApp(t)
   const ids: string[] = []
   for (const name of ['a', 'b', 'c']) {
@@ -149,8 +149,7 @@ t.test('deployment and revision ids are UUID v7, in the order they were made, wh
     const patched = (await api.patch(`/v2/deployments/${created.id}`, { source_revision_config: { repo_ref: 'next' } })).body
     ids.push(patched.latest_revision_id)
   }
-  for (const id of ids) t.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
-  t.same([...ids].sort(), ids, 'each id sorts after the ones made before it')
+  for (const id of ids) t.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
   t.equal(new Set(ids).size, 9)
 })
 

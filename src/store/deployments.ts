@@ -1,4 +1,4 @@
-import { v7 as uuid7 } from 'uuid'
+import { randomUUID } from 'node:crypto'
 import type { Clock } from '../clock.js'
 import type { PatchPlan, RevisionInput } from '../domain/deployments.js'
 import type { DeletionStep } from '../lifecycle/deletions.js'
@@ -88,13 +88,12 @@ const LIST_FILTERS: readonly [string, string][] = [
 ]
 
 /**
- * A deployment's or a revision's id: a UUID v7, time-ordered (the real service's version is not known;
- * any UUID is valid to its clients). Each id's unique index then grows at its end: random (v4) ids put
- * every create's two index entries on pages of their own, and a commit wrote those pages (~12% of a
- * create's CPU with a file database). Its time is the host's, not hangar's clock: ids stay in order
- * while a manual clock stands still.
+ * A deployment's or a revision's id: a random UUID (v4), as the real service's are (a deployment's page in
+ * the real UI, linked from a public repository, shows one). Time-ordered ids (v7) would keep each id's
+ * unique index growing at its end and cost a create ~12% less CPU with a file database (problem 25 in
+ * docs/benchmarks.md), but users would see ids unlike the real ones.
  */
-const newId = (): string => uuid7()
+const newId = (): string => randomUUID()
 
 /** The columns of `deployments_name`, the unique index that keeps names unique per workspace, as SQLite names them. */
 const NAME_UNIQUE = 'deployments.tenant_id, deployments.name'
