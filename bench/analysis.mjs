@@ -156,8 +156,8 @@ export function analysis(key, results) {
         `the fewest commits an app that answers only what is on disk can make (one per turn of the event loop,`,
         `every request read in that turn sharing it), answers ${fmt(f.rps, 0)} req/s with ${us(f.cpuUsPerRequest)} of CPU per request:`,
         `${fmt(r.floorRatio)}× the bare route. ${r.floorRatio !== undefined && r.floorRatio < r.target ? `That is under the ${r.target}× target: in this run no create that is on disk when it is`
-          + ' answered reached it with SQLite (the decided store), whatever else it did or left out (in the runs before 2026-11-28, with random ids and a read of the name before the insert, the floor read 0.31–0.42×).'
-          : `The target is within reach of a create that stores only those rows (in the runs before 2026-11-28, with random ids and a read of the name before the insert, the floor read 0.31–0.42×: at the line); what misses it is hangar's own work per create.`}`,
+          + ' answered reached it with SQLite (the decided store), whatever else it did or left out (in the runs before 2026-11-28, with a read of the name before the insert, the floor read 0.31–0.42×; on 2026-11-28, with time-ordered ids, 0.61–0.67×).'
+          : `The target is within reach of a create that stores only those rows (in the runs before 2026-11-28, with a read of the name before the insert, the floor read 0.31–0.42×, at the line; on 2026-11-28, with time-ordered ids, 0.61–0.67×); what misses it is hangar's own work per create.`}`,
       ] : []
       return [
         `Limited by the write path: ${cpu}`,
@@ -177,7 +177,7 @@ export function analysis(key, results) {
         '(`node bench/sql-time.mjs creates`, 2026-11-27, the code of 3305eba): ~110 of ~185 µs per create, 60%: the',
         'commit ~52 µs (one per ~30 creates, ~1.8 ms each), the deployment\'s and the revision\'s INSERTs ~19 µs',
         'each, the revision\'s write at its end ~11 µs, the name\'s check ~3 µs. Again on 2026-11-28 with time-ordered',
-        'ids and no read of the name (the code of 5509c87, a slower host): ~158 of ~395 µs, 40%: the commit ~53 µs (one',
+        'ids (5509c87, since undone: problem 25) and no read of the name, on a slower host: ~158 of ~395 µs, 40%: the commit ~53 µs (one',
         'per ~35 creates, ~1.5 ms each, against ~2.7 ms with random ids), the INSERTs ~38 and ~31 µs, the revision\'s',
         'write at its end ~18 µs and the ticker\'s read of the revisions that ended ~8 µs, the savepoint ~10 µs.',
         'Costs that went on 2026-11-27 (probes, server CPU per create; each A/B against the build before):',
@@ -192,8 +192,8 @@ export function analysis(key, results) {
         'file database, 2026-11-27 on the slower host); and the WAL was checkpointed every 1,000 pages (problem 24:',
         'a commit ~3.5 to ~2.7 ms, 448–479 to 407–468 µs per create). On 2026-11-28 (three alternating pairs each, a',
         'file database): a create read its name before the insert that the name\'s unique index checks again, and its',
-        'handler returned the reply from an async function, adopted by Fastify as a promise (443–483 to 432–450 µs);',
-        'and the ids were random (problem 25: 422–431 to 371–379 µs).',
+        'handler returned the reply from an async function, adopted by Fastify as a promise (443–483 to 432–450 µs).',
+        'Random ids cost ~12% more than time-ordered ones, which the real service does not make (problem 25).',
       ].join('\n')
     }
     case 'startupEmbedded': {
@@ -527,8 +527,9 @@ export function problems() {
     '   have a unique index. With v4 UUIDs and ~20,000 deployments, a create\'s two entries landed on two random leaf',
     '   pages, and its group\'s commit wrote each page it touched to the WAL. The two inserts alone, 35 creates to a',
     '   commit (a scratch script, 20,000 creates): 123–126 µs per create with v4 ids, 67–72 µs with time-ordered ones.',
-    '   *Fixed* (5509c87): the ids are UUID v7 (which version the real service makes is not published; the README\'s',
-    '   choices say so). Server CPU per create 422–431 to 371–379 µs (three alternating pairs, a file database). The',
-    '   durable floor makes its ids the same way, and leaves a taken name to the unique index, as hangar now does.',
+    '   *Measured, not kept:* with UUID v7 ids (5509c87) server CPU per create went from 422–431 to 371–379 µs (three',
+    '   alternating pairs, a file database), and the runs of 2026-11-28 02:00 and 02:45 read POST at 0.34 and 0.30×.',
+    '   af38917 made the ids v4 again: a deployment\'s page in the real UI, linked from a public repository, shows a v4',
+    '   id, and hangar matches the real service where it is known. The durable floor writes random ids too.',
   ].join('\n')
 }
