@@ -286,7 +286,8 @@ app.post('/_hangar/clock', async (request) => {
  * commits an app can make that sends only what is stored.
  * - POST /v2/deployments (in a database hangar made, for its tables and indexes): the two rows a
  *   create writes first, the deployment and its first revision, with random ids as hangar makes
- *   them; a taken name is refused by the name's unique index, as in hangar.
+ *   them, and no read of the name before the insert, as in hangar (a taken name fails at the name's
+ *   unique index; the benchmark sends none).
  * - POST /threads and a run's stream (tables of its own): a thread row; a run row and each of the
  *   run's events as a row, as a server whose streams can be resumed (Last-Event-ID) must store
  *   them, before they are sent. Nothing of checkpoints, state or the session protocol's log,
@@ -423,7 +424,7 @@ function durableCreates(db, turn) {
     if (typeof body?.name !== 'string') return reply.code(422).send({ detail: 'name' })
     const committing = turn()
     const now = Date.now()
-    // A taken name is the unique index's error, as in hangar.
+    // No read of the name first, as in hangar: a taken one fails at the unique index (the benchmark sends none).
     const { lastInsertRowid } = deployment.run(randomUUID(), tenant, body.name, JSON.stringify(body.source_config ?? {}), JSON.stringify(body.secrets ?? []), now, now)
     revision.run(randomUUID(), lastInsertRowid, JSON.stringify(body.source_revision_config ?? {}), now, now + 1000, now)
     await committing
